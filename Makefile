@@ -1,0 +1,32 @@
+# The README's commands. `make run` and `make test` install what they need first.
+VENV ?= .venv
+PYTHON ?= python3
+BIN := $(VENV)/bin
+
+.PHONY: install run test lint format bench clean
+
+$(BIN)/.installed: pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install --quiet --upgrade pip
+	$(BIN)/pip install --quiet -e '.[dev]'
+	touch $@
+
+install: $(BIN)/.installed
+
+run: install  ## install and serve on the embedded defaults (SQLite file, in-process worker)
+	$(BIN)/atrium serve
+
+test: install  ## the whole test suite
+	$(BIN)/pytest
+
+lint: install  ## ruff and mypy (strict on src/)
+	$(BIN)/ruff check src tests bench
+	$(BIN)/ruff format --check src tests bench
+	$(BIN)/mypy
+
+format: install
+	$(BIN)/ruff check --fix src tests bench
+	$(BIN)/ruff format src tests bench
+
+clean:
+	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache

@@ -1,0 +1,1 @@
+"""The caller's own account, as the key presented sees it."""

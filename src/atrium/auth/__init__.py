@@ -1,0 +1,1 @@
+"""Accounts, API keys and the Bearer authentication every group shares."""

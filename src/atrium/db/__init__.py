@@ -1,0 +1,1 @@
+"""Storage: engines, sessions, models and migrations."""

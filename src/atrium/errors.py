@@ -1,0 +1,105 @@
+"""The one error model: typed application errors and the JSON body they become.
+
+Services raise `AppError` subclasses; `atrium.http.error_handlers` is the only place that turns
+errors (ours and the framework's) into HTTP responses.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from fastapi.responses import JSONResponse
+
+
+class AppError(Exception):
+    """An error with a status, a machine-readable code and diagnostic details."""
+
+    status_code = 500
+    code = "INTERNAL_ERROR"
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        details: Mapping[str, Any] | None = None,
+        headers: Mapping[str, str] | None = None,
+    ) -> None:
+        super().__init__(message)
+        self.message = message
+        self.details: dict[str, Any] = dict(details or {})
+        self.headers: dict[str, str] = dict(headers or {})
+
+    def to_response(self) -> JSONResponse:
+        return error_response(
+            self.status_code, self.code, self.message, self.details, headers=self.headers
+        )
+
+
+class InvalidParameter(AppError):
+    """A missing or invalid parameter; `details.parameter` names it (dotted when nested)."""
+
+    status_code = 400
+    code = "INVALID_PARAMETER"
+
+    def __init__(self, parameter: str, message: str, **details: Any) -> None:
+        super().__init__(message, details={"parameter": parameter, **details})
+        self.parameter = parameter
+
+
+class Unauthorized(AppError):
+    status_code = 401
+    code = "UNAUTHORIZED"
+
+
+class NotFound(AppError):
+    status_code = 404
+    code = "NOT_FOUND"
+
+
+class MethodNotAllowed(AppError):
+    status_code = 405
+    code = "METHOD_NOT_ALLOWED"
+
+
+class Conflict(AppError):
+    status_code = 409
+    code = "CONFLICT"
+
+
+class PayloadTooLarge(AppError):
+    status_code = 413
+    code = "PAYLOAD_TOO_LARGE"
+
+
+class UnsupportedMediaType(AppError):
+    status_code = 415
+    code = "UNSUPPORTED_MEDIA_TYPE"
+
+
+class RateLimited(AppError):
+    status_code = 429
+    code = "RATE_LIMITED"
+
+
+class InternalError(AppError):
+    status_code = 500
+    code = "INTERNAL_ERROR"
+
+
+def error_body(code: str, message: str, details: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """`{"error": {"code", "message", "details"}}`: the body of every error response."""
+    return {"error": {"code": code, "message": message, "details": dict(details or {})}}
+
+
+def error_response(
+    status_code: int,
+    code: str,
+    message: str,
+    details: Mapping[str, Any] | None = None,
+    *,
+    headers: Mapping[str, str] | None = None,
+) -> JSONResponse:
+    return JSONResponse(
+        error_body(code, message, details), status_code=status_code, headers=dict(headers or {})
+    )

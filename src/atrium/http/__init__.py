@@ -1,0 +1,1 @@
+"""The HTTP edge: API groups, middleware, error handlers, shared dependencies."""

@@ -1,0 +1,81 @@
+"""The one place where errors become HTTP responses (DESIGN §3): ours and the framework's."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse
+from starlette.exceptions import HTTPException as StarletteHTTPException
+
+from atrium.errors import AppError, error_response
+
+_CODES = {
+    400: "INVALID_PARAMETER",
+    401: "UNAUTHORIZED",
+    404: "NOT_FOUND",
+    405: "METHOD_NOT_ALLOWED",
+    409: "CONFLICT",
+    413: "PAYLOAD_TOO_LARGE",
+    415: "UNSUPPORTED_MEDIA_TYPE",
+    429: "RATE_LIMITED",
+}
+
+
+def parameter_from_loc(loc: Sequence[Any], error_type: str = "") -> str:
+    """`("body", "config", "temperature")` → `config.temperature`; bad JSON → `body`."""
+    if error_type == "json_invalid" or len(loc) <= 1:
+        return "body"
+    parts = [str(part) for part in loc[1:]]
+    return ".".join(parts)
+
+
+def _validation_message(parameter: str, error: dict[str, Any]) -> str:
+    error_type = error.get("type", "")
+    if error_type == "missing":
+        return f"{parameter} is required"
+    if error_type == "json_invalid":
+        return "request body is not valid JSON"
+    if parameter == "body" and error_type in {"model_attributes_type", "dict_type"}:
+        return "request body must be a JSON object"
+    return f"{parameter}: {error.get('msg', 'invalid value')}"
+
+
+async def _app_error(_request: Request, exc: Exception) -> JSONResponse:
+    assert isinstance(exc, AppError)
+    return exc.to_response()
+
+
+async def _validation_error(_request: Request, exc: Exception) -> JSONResponse:
+    assert isinstance(exc, RequestValidationError)
+    errors = list(exc.errors())
+    first: dict[str, Any] = dict(errors[0]) if errors else {}
+    parameter = parameter_from_loc(first.get("loc", ("body",)), first.get("type", ""))
+    return error_response(
+        400, "INVALID_PARAMETER", _validation_message(parameter, first), {"parameter": parameter}
+    )
+
+
+async def _http_error(_request: Request, exc: Exception) -> JSONResponse:
+    assert isinstance(exc, StarletteHTTPException)
+    status = exc.status_code
+    code = _CODES.get(status, "INTERNAL_ERROR" if status >= 500 else "INVALID_PARAMETER")
+    details: dict[str, Any] = {}
+    if status == 404:
+        message = "not found"
+    elif status == 405:
+        message = "method not allowed"
+    elif status == 400:
+        # The framework's own 400 is a body it could not parse (form or JSON).
+        message, details = "request body could not be parsed", {"parameter": "body"}
+    else:
+        message = str(exc.detail)
+    return error_response(status, code, message, details, headers=exc.headers)
+
+
+def install(app: FastAPI) -> None:
+    app.add_exception_handler(AppError, _app_error)
+    app.add_exception_handler(RequestValidationError, _validation_error)
+    app.add_exception_handler(StarletteHTTPException, _http_error)

@@ -1,0 +1,1 @@
+"""Small shared pieces: ids, time, pagination and listing parameters."""

@@ -1,0 +1,1 @@
+"""Request ids, access logging and Prometheus metrics."""

@@ -1,0 +1,1 @@
+"""Per-key, per-group rate limits on the `limits` library (memory or Redis counters)."""
