@@ -7,6 +7,7 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
 from fastapi import FastAPI
+from redis.asyncio import Redis
 
 from atrium import __version__
 from atrium.accounts.endpoints import router as account_router
@@ -26,7 +27,9 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     settings = settings or get_settings()
     logging.getLogger("atrium").setLevel(settings.log_level.upper())
     db = Database(settings)
-    limiter = RateLimiter(settings)
+    # One Redis pool per process (rate-limit counters, event fan-out); None when embedded.
+    redis = Redis.from_url(settings.redis_url) if settings.redis_url else None
+    limiter = RateLimiter(settings, redis)
     metrics = Metrics()
 
     @asynccontextmanager
@@ -35,6 +38,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
             yield
         finally:
             await db.dispose()
+            if redis is not None:
+                await redis.aclose()
 
     app = FastAPI(
         title="atrium",
@@ -45,9 +50,10 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.state.settings = settings
     app.state.db = db
     app.state.limiter = limiter
+    app.state.redis = redis
     app.state.metrics = metrics
-    if settings.redis_url:
-        app.state.redis_ping = _redis_ping(limiter)
+    if redis is not None:
+        app.state.redis_ping = redis.ping
 
     error_handlers.install(app)
     app.include_router(health_router)
@@ -59,11 +65,3 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     )
     app.add_middleware(RequestContextMiddleware, metrics=metrics)
     return app
-
-
-def _redis_ping(limiter: RateLimiter):  # type: ignore[no-untyped-def]
-    async def ping() -> None:
-        if not await limiter.storage.check():
-            raise ConnectionError("redis did not answer")
-
-    return ping

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from limits import RateLimitItem, parse
 from limits.aio.storage import MemoryStorage, RedisStorage, Storage
 from limits.aio.strategies import FixedWindowRateLimiter
+from redis.asyncio import Redis
 
 from atrium.settings import Settings
 
@@ -22,7 +23,8 @@ class Verdict:
     allowed: bool
     limit: int
     remaining: int
-    reset: int
+    reset: int  # the window's end, Unix seconds (rounded up)
+    retry_after: int  # whole seconds until then, at least 1
 
     def headers(self) -> dict[str, str]:
         headers = {
@@ -31,27 +33,28 @@ class Verdict:
             "X-RateLimit-Reset": str(self.reset),
         }
         if not self.allowed:
-            headers["Retry-After"] = str(max(1, self.reset - math.floor(time.time())))
+            headers["Retry-After"] = str(self.retry_after)
         return headers
 
 
-def make_storage(settings: Settings) -> Storage:
-    if settings.redis_url:
-        return RedisStorage(
-            settings.redis_url.replace("redis://", "async+redis://", 1)
-            if settings.redis_url.startswith("redis://")
-            else settings.redis_url,
-            implementation="redispy",
-            key_prefix=f"{settings.redis_prefix}:rl",
-        )
-    return MemoryStorage()
+def make_storage(settings: Settings, redis: Redis | None) -> Storage:
+    """Redis counters when the deployment has Redis (shared by every process), else memory."""
+    if redis is None:
+        return MemoryStorage()
+    # limits accepts an existing pool, so the app owns (and closes) one Redis connection pool.
+    return RedisStorage(
+        "async+redis://",
+        implementation="redispy",
+        key_prefix=f"{settings.redis_prefix}:rl",
+        connection_pool=redis.connection_pool,  # type: ignore[arg-type]
+    )
 
 
 class RateLimiter:
     """Counts requests per (group, identity) against the limit of a tier."""
 
-    def __init__(self, settings: Settings, storage: Storage | None = None) -> None:
-        self.storage = storage or make_storage(settings)
+    def __init__(self, settings: Settings, redis: Redis | None = None) -> None:
+        self.storage = make_storage(settings, redis)
         self._strategy = FixedWindowRateLimiter(self.storage)
         self._items: dict[str, RateLimitItem] = {
             "standard": parse(settings.rate_limit_standard),
@@ -68,6 +71,7 @@ class RateLimiter:
             limit=item.amount,
             remaining=max(0, stats.remaining),
             reset=math.ceil(stats.reset_time),
+            retry_after=max(1, math.ceil(stats.reset_time - time.time())),
         )
 
     async def reset(self) -> None:
