@@ -11,15 +11,23 @@ from redis.asyncio import Redis
 
 from atrium import __version__
 from atrium.accounts.endpoints import router as account_router
+from atrium.agents.endpoints import router as agents_router
+from atrium.analytics.endpoints import router as analytics_router
 from atrium.db.engine import Database
-from atrium.http import error_handlers
+from atrium.domains.endpoints import router as domains_router
+from atrium.http import error_handlers, openapi
 from atrium.http.context import RequestContextMiddleware
 from atrium.http.gateway import GatewayMiddleware
-from atrium.http.groups import AGENTS
+from atrium.http.groups import AGENTS, DOMAINS, RUNS
 from atrium.http.health import router as health_router
 from atrium.observability.metrics import Metrics
 from atrium.ratelimit.limiter import RateLimiter
+from atrium.runs.broker import Broker, RedisBroker
+from atrium.runs.endpoints import router as runs_router
+from atrium.serving import ServedDomainsMiddleware
 from atrium.settings import Settings, get_settings
+from atrium.spaces.endpoints import router as spaces_router
+from atrium.worker.pool import WorkerPool
 
 
 def create_app(settings: Settings | None = None) -> FastAPI:
@@ -31,12 +39,21 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     redis = Redis.from_url(settings.redis_url) if settings.redis_url else None
     limiter = RateLimiter(settings, redis)
     metrics = Metrics()
+    # Run events and worker wake-ups: in-process, or across processes through Redis.
+    broker = RedisBroker(redis, prefix=settings.redis_prefix) if redis is not None else Broker()
+    workers = WorkerPool(settings=settings, db=db, broker=broker) if settings.run_worker else None
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        await broker.start()
+        if workers is not None:
+            await workers.start()
         try:
             yield
         finally:
+            if workers is not None:
+                await workers.stop()
+            await broker.stop()
             await db.dispose()
             if redis is not None:
                 await redis.aclose()
@@ -52,16 +69,31 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.state.limiter = limiter
     app.state.redis = redis
     app.state.metrics = metrics
+    app.state.broker = broker
+    app.state.workers = workers
     if redis is not None:
         app.state.redis_ping = redis.ping
 
     error_handlers.install(app)
+    openapi.install(app)
     app.include_router(health_router)
     app.include_router(account_router, prefix=AGENTS.prefix)
+    app.include_router(agents_router, prefix=AGENTS.prefix)
+    app.include_router(analytics_router, prefix=AGENTS.prefix)
+    app.include_router(domains_router, prefix=DOMAINS.prefix)
+    app.include_router(spaces_router, prefix=DOMAINS.prefix)
+    app.include_router(runs_router, prefix=RUNS.prefix)
 
     # Added last = runs first: the context wraps everything, the gateway guards the groups.
     app.add_middleware(
         GatewayMiddleware, db=db, limiter=limiter, max_body_bytes=settings.max_body_bytes
+    )
+    # Served domains answer before the gateway: a domain's visitors carry no API key.
+    app.add_middleware(
+        ServedDomainsMiddleware,
+        db=db,
+        public_url=settings.public_url,
+        status=settings.domain_redirect_status,
     )
     app.add_middleware(RequestContextMiddleware, metrics=metrics)
     return app

@@ -12,6 +12,7 @@ from rich.table import Table
 
 from atrium.auth import repository as auth_repository
 from atrium.auth import service as auth_service
+from atrium.client.cli import register as register_client_commands
 from atrium.db.engine import Database
 from atrium.db.migrate import upgrade
 from atrium.errors import InvalidParameter, NotFound
@@ -22,6 +23,7 @@ app = typer.Typer(
 )
 keys_app = typer.Typer(help="Manage API keys.", no_args_is_help=True)
 app.add_typer(keys_app, name="keys")
+register_client_commands(app)
 console = Console()
 
 
@@ -66,14 +68,27 @@ def serve(
         )
     if no_worker:
         console.print("Serving the API only (--no-worker).")
+        settings = settings.model_copy(update={"run_worker": False})
+    from atrium.app import create_app  # the app's imports are not needed by other commands
+
     uvicorn.run(
-        "atrium.app:create_app",
-        factory=True,
+        create_app(settings),
         host=host,
         port=port,
         log_level=settings.log_level.lower(),
         proxy_headers=True,
     )
+
+
+@app.command()
+def worker() -> None:
+    """Execute queued agent runs without serving the API (scale-out beside `serve --no-worker`)."""
+    settings = get_settings()
+    _migrate(settings)
+    from atrium.worker.process import run_worker_process
+
+    console.print(f"Worker started: up to {settings.worker_concurrency} runs at once.")
+    asyncio.run(run_worker_process(settings))
 
 
 @app.command()

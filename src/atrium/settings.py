@@ -5,8 +5,15 @@ from __future__ import annotations
 from functools import lru_cache
 from typing import Literal
 
-from pydantic import Field
+from pydantic import BaseModel, Field
 from pydantic_settings import BaseSettings, SettingsConfigDict
+
+
+class ModelCreditPrice(BaseModel):
+    """Credits charged per million tokens of one model."""
+
+    input: float = Field(ge=0)
+    output: float = Field(ge=0)
 
 
 class Settings(BaseSettings):
@@ -55,6 +62,54 @@ class Settings(BaseSettings):
     )
     domain_redirect_status: Literal[301, 302, 303, 307, 308] = Field(
         302, description="Status of a served domain's redirect."
+    )
+
+    # --- agent runs and workers ----------------------------------------------------------------
+    run_worker: bool = Field(
+        True, description="Run the in-process worker pool in `atrium serve` (--no-worker: off)."
+    )
+    worker_concurrency: int = Field(32, ge=1, description="Runs one worker executes at once.")
+    run_lease_seconds: float = Field(
+        30.0, gt=0, description="A claimed run whose lease is not renewed this long is re-queued."
+    )
+    run_heartbeat_seconds: float = Field(
+        10.0, gt=0, description="How often a worker renews the leases of its runs."
+    )
+    run_poll_seconds: float = Field(
+        2.0, gt=0, description="Safety-net poll of the queue; new runs wake workers at once."
+    )
+    run_max_attempts: int = Field(
+        3, ge=1, description="Claims of one run before a lost worker fails it with WORKER_LOST."
+    )
+    run_timeout_seconds: float = Field(300.0, gt=0, description="Longest a run may execute.")
+    run_max_prompt_chars: int = Field(32_000, ge=1, description="Largest accepted prompt.")
+    run_max_metadata_bytes: int = Field(4_096, ge=2, description="Largest run metadata (JSON).")
+    run_request_limit: int = Field(20, ge=1, description="Model requests allowed per run.")
+    run_total_tokens_limit: int | None = Field(
+        200_000, ge=1, description="Input + output tokens allowed per run (None: no cap)."
+    )
+    run_event_flush_ms: int = Field(
+        50, ge=0, description="Longest a streamed event waits to be persisted and delivered."
+    )
+    llm_base_url: str | None = Field(
+        None, description="Base URL of the OpenAI-compatible server (`openai-compatible:<model>`)."
+    )
+    llm_api_key: str | None = Field(None, description="API key of the OpenAI-compatible server.")
+    credit_prices: dict[str, ModelCreditPrice] = Field(
+        default_factory=lambda: {"atrium:offline": ModelCreditPrice(input=1.0, output=2.0)},
+        description="Credits per million tokens by model name (JSON); others use the default.",
+    )
+    credit_price_default: ModelCreditPrice = Field(
+        default_factory=lambda: ModelCreditPrice(input=5.0, output=15.0),
+        description="Credits per million tokens of a model missing from `credit_prices`.",
+    )
+    artifact_max_bytes: int = Field(1_048_576, ge=1, description="Largest artifact content.")
+    artifact_max_per_run: int = Field(20, ge=1, description="Artifacts one run may write.")
+    sse_heartbeat_seconds: float = Field(
+        15.0, gt=0, description="Comment frames that keep an idle event stream open."
+    )
+    sse_poll_seconds: float = Field(
+        1.0, gt=0, description="A quiet event stream re-reads the database this often."
     )
 
 

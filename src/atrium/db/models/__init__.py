@@ -2,5 +2,21 @@
 
 from atrium.db.models.account import Account, ApiKey
 from atrium.db.models.agent import Agent
+from atrium.db.models.domain import Domain, DomainCount
+from atrium.db.models.run import Artifact, Run, RunEvent, Thread
+from atrium.db.models.space import Space
+from atrium.db.models.usage import AgentUsageDaily
 
-__all__ = ["Account", "Agent", "ApiKey"]
+__all__ = [
+    "Account",
+    "Agent",
+    "AgentUsageDaily",
+    "ApiKey",
+    "Artifact",
+    "Domain",
+    "DomainCount",
+    "Run",
+    "RunEvent",
+    "Space",
+    "Thread",
+]

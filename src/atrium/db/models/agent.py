@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import JSON, ForeignKey, String, Text
+from sqlalchemy import JSON, ForeignKey, Index, String, Text, text
 from sqlalchemy.orm import Mapped, mapped_column
 
 from atrium.db.base import Base, TimestampMixin
@@ -26,3 +26,16 @@ class Agent(TimestampMixin, Base):
     is_default: Mapped[bool] = mapped_column(default=False)
     # Deleted agents are hidden but kept, so past runs and their usage still name them.
     deleted_at: Mapped[datetime | None] = mapped_column(default=None)
+
+
+# At most one live default agent per account, so concurrent first runs cannot create two
+# (the insert that loses the race does nothing: ON CONFLICT DO NOTHING on this index). Plain
+# SQL text, identical in the index and in the ON CONFLICT target, so SQLite sees them match.
+DEFAULT_AGENT_PREDICATE = text("is_default AND deleted_at IS NULL")
+Index(
+    "uq_agents_default_per_account",
+    Agent.account_id,
+    unique=True,
+    sqlite_where=DEFAULT_AGENT_PREDICATE,
+    postgresql_where=DEFAULT_AGENT_PREDICATE,
+)

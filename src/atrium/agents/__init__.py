@@ -1,0 +1,1 @@
+"""Agents: named model configurations that runs execute (DESIGN §5)."""

@@ -1,0 +1,36 @@
+"""The agent `config` object: its keys, their defaults and their bounds."""
+
+from __future__ import annotations
+
+import re
+from typing import Any, Final
+
+TOOLS: Final = ("write_artifact", "list_artifacts", "read_artifact")
+DEFAULT_MODEL: Final = "atrium:offline"
+MAX_MODEL_LENGTH: Final = 200
+MAX_INSTRUCTIONS_LENGTH: Final = 20_000
+# Far above any model's output limit; only keeps absurd numbers out of provider requests.
+MAX_OUTPUT_TOKENS: Final = 1_000_000
+TEMPERATURE_MIN: Final = 0.0
+TEMPERATURE_MAX: Final = 2.0
+
+# `provider:name`, as pydantic-ai names models (`openai:gpt-4o-mini`,
+# `openai-compatible:llama3.1:8b`). The shape is checked, not a catalogue: which models exist
+# depends on the deployment's providers.
+MODEL_PATTERN: Final = re.compile(r"^[a-z][a-z0-9_-]*:[A-Za-z0-9][A-Za-z0-9._:/@+-]*$")
+
+
+# What `new_id("agt")` makes. Anything else cannot name an agent, so it is a 404 without a query
+# (and a NUL or a 5,000-character id never reaches the database).
+AGENT_ID_PATTERN: Final = re.compile(r"^agt_[A-Za-z0-9_-]{1,36}$")
+
+
+def default_config() -> dict[str, Any]:
+    """A fresh copy of the server defaults (callers may mutate it)."""
+    return {
+        "model": DEFAULT_MODEL,
+        "temperature": 0.7,
+        "instructions": "",
+        "max_output_tokens": None,
+        "tools": list(TOOLS),
+    }

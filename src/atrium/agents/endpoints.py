@@ -1,0 +1,56 @@
+"""`/v1/agents`: create, list, read, update and delete agents."""
+
+from __future__ import annotations
+
+from fastapi import APIRouter, status
+
+from atrium.agents import service
+from atrium.agents.schemas import AgentCreate, AgentDeleted, AgentList, AgentOut, AgentUpdate
+from atrium.http.deps import CurrentPrincipal, SessionDep
+
+# A body sent without Content-Type is read as JSON (what this group takes) rather than refused
+# as "not an object": the gateway already answers 415 for any other declared type.
+router = APIRouter(prefix="/agents", tags=["agents"], strict_content_type=False)
+
+
+@router.get("")
+async def list_agents(session: SessionDep, principal: CurrentPrincipal) -> AgentList:
+    """Every agent of the account that is not deleted, oldest first."""
+    agents = await service.list_agents(session, account_id=principal.account_id)
+    return AgentList(data=[AgentOut.of(agent) for agent in agents])
+
+
+@router.post("", status_code=status.HTTP_201_CREATED)
+async def create_agent(
+    body: AgentCreate, session: SessionDep, principal: CurrentPrincipal
+) -> AgentOut:
+    """Create an agent. `name` is required; config keys left out take the server defaults."""
+    agent = await service.create_agent(session, account_id=principal.account_id, data=body)
+    return AgentOut.of(agent)
+
+
+@router.get("/{agent_id}")
+async def get_agent(agent_id: str, session: SessionDep, principal: CurrentPrincipal) -> AgentOut:
+    """One agent of the account (404 when unknown, deleted or another account's)."""
+    agent = await service.get_agent(session, account_id=principal.account_id, agent_id=agent_id)
+    return AgentOut.of(agent)
+
+
+@router.put("/{agent_id}")
+async def update_agent(
+    agent_id: str, body: AgentUpdate, session: SessionDep, principal: CurrentPrincipal
+) -> AgentOut:
+    """Replace the fields present in the body; `config` keys present replace only those keys."""
+    agent = await service.update_agent(
+        session, account_id=principal.account_id, agent_id=agent_id, data=body
+    )
+    return AgentOut.of(agent)
+
+
+@router.delete("/{agent_id}")
+async def delete_agent(
+    agent_id: str, session: SessionDep, principal: CurrentPrincipal
+) -> AgentDeleted:
+    """Delete an agent. Its past runs keep their usage, which analytics still reports."""
+    agent = await service.delete_agent(session, account_id=principal.account_id, agent_id=agent_id)
+    return AgentDeleted(agent_id=agent.id)

@@ -1,0 +1,72 @@
+"""SQL for agents."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from sqlalchemy import select
+from sqlalchemy.dialects import postgresql, sqlite
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from atrium.agents.config import AGENT_ID_PATTERN
+from atrium.db.models import Agent
+from atrium.db.models.agent import DEFAULT_AGENT_PREDICATE
+from atrium.kit.time import utcnow
+
+
+async def get_live(session: AsyncSession, *, account_id: int, agent_id: str) -> Agent | None:
+    """The account's agent with this id, unless it is deleted."""
+    if not AGENT_ID_PATTERN.match(agent_id):
+        return None
+    return await session.scalar(
+        select(Agent).where(
+            Agent.id == agent_id, Agent.account_id == account_id, Agent.deleted_at.is_(None)
+        )
+    )
+
+
+async def get_any(session: AsyncSession, *, account_id: int, agent_id: str) -> Agent | None:
+    """The account's agent with this id, deleted or not."""
+    if not AGENT_ID_PATTERN.match(agent_id):
+        return None
+    return await session.scalar(
+        select(Agent).where(Agent.id == agent_id, Agent.account_id == account_id)
+    )
+
+
+async def list_live(session: AsyncSession, *, account_id: int) -> Sequence[Agent]:
+    return (
+        await session.scalars(
+            select(Agent)
+            .where(Agent.account_id == account_id, Agent.deleted_at.is_(None))
+            .order_by(Agent.created_at, Agent.id)
+        )
+    ).all()
+
+
+async def get_default(session: AsyncSession, *, account_id: int) -> Agent | None:
+    return await session.scalar(
+        select(Agent).where(
+            Agent.account_id == account_id, Agent.is_default, Agent.deleted_at.is_(None)
+        )
+    )
+
+
+async def insert_default_if_missing(
+    session: AsyncSession, *, account_id: int, values: dict[str, Any]
+) -> None:
+    """Insert the default agent unless the account has one; concurrent callers insert one row.
+
+    On PostgreSQL the losing insert waits for the winner's commit, then does nothing.
+    """
+    insert = postgresql.insert if session.get_bind().dialect.name == "postgresql" else sqlite.insert
+    now = utcnow()
+    statement = (
+        insert(Agent)
+        .values(account_id=account_id, is_default=True, created_at=now, updated_at=now, **values)
+        .on_conflict_do_nothing(
+            index_elements=[Agent.account_id], index_where=DEFAULT_AGENT_PREDICATE
+        )
+    )
+    await session.execute(statement)

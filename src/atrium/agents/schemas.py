@@ -1,0 +1,168 @@
+"""Request and response bodies of the agents endpoints."""
+
+from __future__ import annotations
+
+import unicodedata
+from typing import Annotated, Any
+
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    Field,
+    StringConstraints,
+    field_validator,
+)
+
+from atrium.agents.config import (
+    DEFAULT_MODEL,
+    MAX_INSTRUCTIONS_LENGTH,
+    MAX_MODEL_LENGTH,
+    MAX_OUTPUT_TOKENS,
+    MODEL_PATTERN,
+    TEMPERATURE_MAX,
+    TEMPERATURE_MIN,
+    TOOLS,
+)
+from atrium.db.models import Agent
+from atrium.kit.time import isoformat
+
+MAX_NAME_LENGTH = 100
+MAX_DESCRIPTION_LENGTH = 2_000
+
+
+def _no_nul(value: str) -> str:
+    # PostgreSQL text cannot hold NUL; refuse it here rather than fail in the database.
+    if "\x00" in value:
+        raise ValueError("must not contain NUL characters")
+    return value
+
+
+def _printable_name(value: str) -> str:
+    if any(unicodedata.category(char) == "Cc" for char in value):
+        raise ValueError("must not contain control characters")
+    return value
+
+
+def _check_model(value: str) -> str:
+    if not MODEL_PATTERN.match(value):
+        raise ValueError("model must look like provider:name, e.g. openai:gpt-4o-mini")
+    return value
+
+
+def _check_tools(value: list[str]) -> list[str]:
+    unknown = [tool for tool in value if tool not in TOOLS]
+    if unknown:
+        raise ValueError(f"unknown tool {unknown[0]!r}; tools are {', '.join(TOOLS)}")
+    if len(set(value)) != len(value):
+        raise ValueError("tools must not repeat")
+    return value
+
+
+AgentName = Annotated[
+    str,
+    StringConstraints(strip_whitespace=True, min_length=1, max_length=MAX_NAME_LENGTH),
+    AfterValidator(_printable_name),
+]
+AgentDescription = Annotated[
+    str, StringConstraints(max_length=MAX_DESCRIPTION_LENGTH), AfterValidator(_no_nul)
+]
+Instructions = Annotated[
+    str, StringConstraints(max_length=MAX_INSTRUCTIONS_LENGTH), AfterValidator(_no_nul)
+]
+MaxOutputTokens = Annotated[int, Field(gt=0, le=MAX_OUTPUT_TOKENS)]
+ModelName = Annotated[
+    str, StringConstraints(max_length=MAX_MODEL_LENGTH), AfterValidator(_check_model)
+]
+Temperature = Annotated[float, Field(ge=TEMPERATURE_MIN, le=TEMPERATURE_MAX, allow_inf_nan=False)]
+ToolList = Annotated[list[str], AfterValidator(_check_tools)]
+
+
+class _Strict(BaseModel):
+    # Unknown keys are errors (a typo must not be silently ignored) and values are not coerced
+    # ("0.5" is not a temperature).
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+
+class AgentConfigIn(_Strict):
+    """Agent configuration. Keys left out keep their current value (server defaults on create)."""
+
+    model: ModelName = Field(DEFAULT_MODEL, description="`provider:name`, e.g. `atrium:offline`.")
+    temperature: Temperature = Field(0.7, description="Sampling temperature, 0 to 2.")
+    instructions: Instructions = Field("", description="System instructions given to the model.")
+    max_output_tokens: MaxOutputTokens | None = Field(
+        None, description="Cap on output tokens per model request (1 to 1,000,000); null: none."
+    )
+    tools: ToolList = Field(
+        default_factory=lambda: list(TOOLS), description=f"A subset of {', '.join(TOOLS)}."
+    )
+
+    def given(self) -> dict[str, Any]:
+        """Only the keys the client sent."""
+        return self.model_dump(include=self.model_fields_set)
+
+
+class AgentCreate(_Strict):
+    """A new agent: `name` is required; `description` and `config` have server defaults."""
+
+    name: AgentName
+    description: AgentDescription = ""
+    config: AgentConfigIn = Field(default_factory=AgentConfigIn)
+
+
+class AgentUpdate(_Strict):
+    """PUT: the fields present replace the agent's; config keys present replace those keys."""
+
+    name: AgentName | None = None
+    description: AgentDescription | None = None
+    config: AgentConfigIn | None = None
+
+    @field_validator("name", "description", "config", mode="before")
+    @classmethod
+    def _not_null(cls, value: object) -> object:
+        # Absent means "keep"; an explicit null is a mistake, not a request to clear.
+        if value is None:
+            raise ValueError("must not be null")
+        return value
+
+    def given(self) -> set[str]:
+        return set(self.model_fields_set)
+
+
+class AgentConfigOut(BaseModel):
+    model: str
+    temperature: float
+    instructions: str
+    max_output_tokens: int | None
+    tools: list[str]
+
+
+class AgentOut(BaseModel):
+    """An agent as the API shows it."""
+
+    agent_id: str
+    name: str
+    description: str
+    config: AgentConfigOut
+    created_at: str
+    updated_at: str
+
+    @classmethod
+    def of(cls, agent: Agent) -> AgentOut:
+        return cls(
+            agent_id=agent.id,
+            name=agent.name,
+            description=agent.description,
+            config=AgentConfigOut.model_validate(agent.config),
+            created_at=isoformat(agent.created_at),
+            updated_at=isoformat(agent.updated_at),
+        )
+
+
+class AgentList(BaseModel):
+    data: list[AgentOut]
+
+
+class AgentDeleted(BaseModel):
+    agent_id: str
+    deleted: bool = True

@@ -1,0 +1,106 @@
+"""Rules for agents: validation of names and configs, soft deletion, the default agent."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from atrium.agents import repository
+from atrium.agents.config import default_config
+from atrium.agents.schemas import AgentCreate, AgentUpdate
+from atrium.db.models import Agent
+from atrium.errors import NotFound
+from atrium.kit.ids import new_id
+from atrium.kit.time import utcnow
+
+DEFAULT_AGENT_NAME = "Default agent"
+DEFAULT_AGENT_DESCRIPTION = "Runs that name no agent use this one."
+
+
+def agent_not_found(agent_id: str) -> NotFound:
+    """The 404 of an unknown, deleted or foreign agent (the id is echoed, shortened)."""
+    return NotFound(f"no agent with id {agent_id[:64]!r}", details={"parameter": "agent_id"})
+
+
+async def create_agent(session: AsyncSession, *, account_id: int, data: AgentCreate) -> Agent:
+    config = default_config() | data.config.given()
+    agent = Agent(
+        id=new_id("agt"),
+        account_id=account_id,
+        name=data.name,
+        description=data.description,
+        config=config,
+    )
+    session.add(agent)
+    await session.flush()
+    return agent
+
+
+async def list_agents(session: AsyncSession, *, account_id: int) -> Sequence[Agent]:
+    """The account's agents that are not deleted, oldest first."""
+    return await repository.list_live(session, account_id=account_id)
+
+
+async def get_agent(session: AsyncSession, *, account_id: int, agent_id: str) -> Agent:
+    """The account's agent; NotFound when unknown, deleted or another account's."""
+    agent = await repository.get_live(session, account_id=account_id, agent_id=agent_id)
+    if agent is None:
+        raise agent_not_found(agent_id)
+    return agent
+
+
+async def update_agent(
+    session: AsyncSession, *, account_id: int, agent_id: str, data: AgentUpdate
+) -> Agent:
+    agent = await get_agent(session, account_id=account_id, agent_id=agent_id)
+    given = data.given()
+    if "name" in given and data.name is not None:
+        agent.name = data.name
+    if "description" in given and data.description is not None:
+        agent.description = data.description
+    if "config" in given and data.config is not None:
+        # A new dict, not an in-place change: the JSON column only notices reassignment.
+        agent.config = default_config() | agent.config | data.config.given()
+    agent.updated_at = utcnow()
+    await session.flush()
+    return agent
+
+
+async def delete_agent(session: AsyncSession, *, account_id: int, agent_id: str) -> Agent:
+    """Soft delete: the agent disappears from the API, its usage stays in analytics."""
+    agent = await get_agent(session, account_id=account_id, agent_id=agent_id)
+    agent.deleted_at = utcnow()
+    await session.flush()
+    return agent
+
+
+async def get_or_create_default_agent(session: AsyncSession, *, account_id: int) -> Agent:
+    """The account's default agent, created the first time it is needed."""
+    agent = await repository.get_default(session, account_id=account_id)
+    if agent is not None:
+        return agent
+    await repository.insert_default_if_missing(
+        session,
+        account_id=account_id,
+        values={
+            "id": new_id("agt"),
+            "name": DEFAULT_AGENT_NAME,
+            "description": DEFAULT_AGENT_DESCRIPTION,
+            "config": default_config(),
+        },
+    )
+    agent = await repository.get_default(session, account_id=account_id)
+    if agent is None:  # pragma: no cover - the insert above or a concurrent one made it
+        raise RuntimeError("the default agent could not be created")
+    return agent
+
+
+async def resolve_agent_for_run(
+    session: AsyncSession, *, account_id: int, agent_id: str | None
+) -> Agent:
+    """The named agent of the account (NotFound if unknown, deleted or foreign; error
+    details.parameter = "agent_id"), or the account's default agent, created on demand."""
+    if agent_id is None:
+        return await get_or_create_default_agent(session, account_id=account_id)
+    return await get_agent(session, account_id=account_id, agent_id=agent_id)

@@ -1,0 +1,142 @@
+"""Rules for usage: recording finished runs in the rollup, and the usage report."""
+
+from __future__ import annotations
+
+import datetime
+import re
+from typing import Any, Final
+
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from atrium.agents import repository as agents_repository
+from atrium.agents.service import agent_not_found
+from atrium.analytics import repository
+from atrium.analytics.schemas import AgentUsageOut, DailyUsage, UsageCounters, UsageReport
+from atrium.errors import InvalidParameter
+from atrium.kit.time import as_utc
+
+TERMINAL_STATUSES: Final = ("completed", "failed", "cancelled")
+DEFAULT_RANGE_DAYS: Final = 30
+MAX_RANGE_DAYS: Final = 366
+MICRO: Final = 1_000_000
+_DAY: Final = re.compile(r"^\d{4}-\d{2}-\d{2}$")
+
+
+def parse_day(parameter: str, value: str | None) -> datetime.date | None:
+    """`YYYY-MM-DD` (ISO 8601 calendar date) or absent; anything else is a 400 on `parameter`."""
+    if value is None:
+        return None
+    try:
+        if not _DAY.match(value):
+            raise ValueError(value)
+        return datetime.date.fromisoformat(value)
+    except ValueError:
+        raise InvalidParameter(
+            parameter, f"{parameter} must be a date written YYYY-MM-DD"
+        ) from None
+
+
+async def record_run_usage(
+    session: AsyncSession,
+    *,
+    account_id: int,
+    agent_id: str,
+    day: datetime.date,
+    status: str,
+    input_tokens: int,
+    output_tokens: int,
+    credits_micro: int,
+    requests: int,
+) -> None:
+    """Add one finished run (status: completed | failed | cancelled) to the rollup. Called by the
+    runs worker in the same transaction that commits the run's terminal state."""
+    if status not in TERMINAL_STATUSES:
+        raise ValueError(f"status must be one of {', '.join(TERMINAL_STATUSES)}, not {status!r}")
+    amounts = {
+        "input_tokens": input_tokens,
+        "output_tokens": output_tokens,
+        "credits_micro": credits_micro,
+        "requests": requests,
+    }
+    if isinstance(day, datetime.datetime):  # a finish time passed as is: count its UTC day
+        day = as_utc(day).date()
+    negative = [name for name, value in amounts.items() if value < 0]
+    if negative:
+        raise ValueError(f"{negative[0]} must not be negative")
+    await repository.add_usage(
+        session,
+        account_id=account_id,
+        agent_id=agent_id,
+        day=day,
+        increments={"runs": 1, status: 1, **amounts},
+    )
+
+
+def resolve_range(
+    start: datetime.date | None, end: datetime.date | None, *, today: datetime.date
+) -> tuple[datetime.date, datetime.date]:
+    """Defaults: end = today (UTC), start = end - 29 days; start <= end; at most 366 days."""
+    end = end if end is not None else today
+    start = start if start is not None else end - datetime.timedelta(days=DEFAULT_RANGE_DAYS - 1)
+    if start > end:
+        raise InvalidParameter("start_date", "start_date must be on or before end_date")
+    if (end - start).days + 1 > MAX_RANGE_DAYS:
+        raise InvalidParameter(
+            "start_date", f"the range from start_date to end_date is over {MAX_RANGE_DAYS} days"
+        )
+    return start, end
+
+
+def _counters(values: dict[str, int]) -> dict[str, Any]:
+    shown: dict[str, Any] = {
+        name: value for name, value in values.items() if name != "credits_micro"
+    }
+    shown["credits"] = values.get("credits_micro", 0) / MICRO
+    return shown
+
+
+async def usage_report(
+    session: AsyncSession,
+    *,
+    account_id: int,
+    start: datetime.date | None,
+    end: datetime.date | None,
+    agent_id: str | None,
+    today: datetime.date,
+) -> UsageReport:
+    """Totals, one row per day of the range (zeros included) and one row per agent."""
+    start, end = resolve_range(start, end, today=today)
+    if agent_id is not None:
+        # A deleted agent's usage stays readable; an unknown or foreign id is a 404.
+        agent = await agents_repository.get_any(session, account_id=account_id, agent_id=agent_id)
+        if agent is None:
+            raise agent_not_found(agent_id)
+    by_day = {
+        row.day: row.counters
+        for row in await repository.usage_by_day(
+            session, account_id=account_id, start=start, end=end, agent_id=agent_id
+        )
+    }
+    by_agent = await repository.usage_by_agent(
+        session, account_id=account_id, start=start, end=end, agent_id=agent_id
+    )
+    zero = dict.fromkeys(repository.COUNTERS, 0)
+    totals = dict(zero)
+    daily: list[DailyUsage] = []
+    for offset in range((end - start).days + 1):
+        day = start + datetime.timedelta(days=offset)
+        counters = by_day.get(day, zero)
+        for name in repository.COUNTERS:
+            totals[name] += counters[name]
+        daily.append(DailyUsage(date=day.isoformat(), **_counters(counters)))
+    return UsageReport(
+        start_date=start.isoformat(),
+        end_date=end.isoformat(),
+        agent_id=agent_id,
+        totals=UsageCounters(**_counters(totals)),
+        daily=daily,
+        agents=[
+            AgentUsageOut(agent_id=row.agent_id, name=row.name, **_counters(row.counters))
+            for row in by_agent
+        ],
+    )

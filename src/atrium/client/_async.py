@@ -1,0 +1,487 @@
+"""`AsyncClient`: the asyncio client (the same operations as `Client`, awaited)."""
+
+from __future__ import annotations
+
+import asyncio
+import builtins
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
+from contextlib import asynccontextmanager
+from datetime import date
+from pathlib import Path
+from types import TracebackType
+from typing import Any, Generic, TypeVar
+
+import httpx
+from httpx_sse import aconnect_sse
+
+from atrium.client import _calls as calls
+from atrium.client._calls import SortBy, SortOrder
+from atrium.client._core import (
+    Call,
+    Download,
+    Options,
+    Resume,
+    RetryableStatus,
+    StreamEnded,
+    api_error,
+    rate_limit_delay,
+)
+from atrium.client.errors import APIConnectionError, WaitTimeoutError
+from atrium.client.models import (
+    Account,
+    Agent,
+    AgentDeleted,
+    Artifact,
+    Deleted,
+    Domain,
+    Page,
+    Run,
+    RunEvent,
+    RunPage,
+    Space,
+    UsageReport,
+    Webhook,
+    WebhookDelivery,
+)
+
+T = TypeVar("T")
+R = TypeVar("R")
+ReconnectHook = Callable[[int, BaseException], None]
+
+
+class AsyncClient:
+    """An asyncio client of every group of an atrium server (see `Client`).
+
+    `base_url` defaults to `$ATRIUM_URL` (else `http://127.0.0.1:8000`), `api_key` to
+    `$ATRIUM_API_KEY`. With `rate_limit_retries=N`, a 429 is retried up to N times after the
+    server's `Retry-After` (when that is at most `max_retry_wait` seconds). Event streams
+    reconnect up to `stream_reconnects` times in a row, resuming with `Last-Event-ID`; a stream
+    silent for `stream_read_timeout` seconds (heartbeats included) counts as dropped.
+    """
+
+    def __init__(
+        self,
+        base_url: str | None = None,
+        api_key: str | None = None,
+        *,
+        timeout: float = 30.0,
+        rate_limit_retries: int = 0,
+        max_retry_wait: float = 60.0,
+        stream_reconnects: int = 10,
+        stream_read_timeout: float = 60.0,
+        transport: httpx.AsyncBaseTransport | None = None,
+    ) -> None:
+        self.options = Options.resolve(
+            base_url=base_url,
+            api_key=api_key,
+            timeout=timeout,
+            rate_limit_retries=rate_limit_retries,
+            max_retry_wait=max_retry_wait,
+            stream_reconnects=stream_reconnects,
+            stream_read_timeout=stream_read_timeout,
+        )
+        self._http = httpx.AsyncClient(
+            base_url=self.options.base_url,
+            headers=self.options.headers(),
+            timeout=timeout,
+            transport=transport,
+        )
+        self.domains = Domains(self)
+        self.spaces = Spaces(self)
+        self.agents = Agents(self)
+        self.analytics = Analytics(self)
+        self.runs = Runs(self)
+        self.webhooks = Webhooks(self)
+
+    async def account(self) -> Account:
+        """The account and key tier this client's API key acts for."""
+        return await self.send(calls.get_account())
+
+    async def aclose(self) -> None:
+        await self._http.aclose()
+
+    async def __aenter__(self) -> AsyncClient:
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        await self.aclose()
+
+    # --- plumbing ---------------------------------------------------------------------------------
+    async def send(self, call: Call[T]) -> T:
+        """Send one operation; raise its `APIError`; retry 429s when enabled."""
+        attempt = 0
+        while True:
+            try:
+                response = await self._http.request(call.method, call.path, **call.request_kwargs())
+            except httpx.TransportError as exc:
+                raise APIConnectionError(f"{call.method} {call.path}: {exc!r}") from exc
+            if response.is_success:
+                return call.parse(response)
+            delay = rate_limit_delay(response, attempt, self.options)
+            if delay is None:
+                raise api_error(response)
+            attempt += 1
+            await asyncio.sleep(delay)
+
+    @asynccontextmanager
+    async def _open(self, path: str, headers: dict[str, str]) -> AsyncIterator[httpx.Response]:
+        """A streamed GET with the same error and 429 handling as `send`."""
+        attempt = 0
+        while True:
+            try:
+                async with self._http.stream("GET", path, headers=headers) as response:
+                    if response.is_success:
+                        yield response
+                        return
+                    await response.aread()
+            except httpx.TransportError as exc:
+                raise APIConnectionError(f"GET {path}: {exc!r}") from exc
+            delay = rate_limit_delay(response, attempt, self.options)
+            if delay is None:
+                raise api_error(response)
+            attempt += 1
+            await asyncio.sleep(delay)
+
+    async def _events(
+        self,
+        run_id: str,
+        *,
+        last_event_id: int | None,
+        on_reconnect: ReconnectHook | None,
+        deadline: float | None,
+    ) -> AsyncIterator[RunEvent]:
+        state = Resume(run_id=run_id, last_event_id=last_event_id, options=self.options)
+        while True:
+            remaining = None if deadline is None else deadline - time.monotonic()
+            error: BaseException
+            try:
+                async with aconnect_sse(
+                    self._http,
+                    "GET",
+                    state.path,
+                    headers=state.headers(),
+                    timeout=self.options.stream_timeout(remaining),
+                ) as source:
+                    if source.response.status_code >= 400:
+                        await source.response.aread()
+                        state.check(source.response)
+                    async for sse in source.aiter_sse():
+                        if deadline is not None and time.monotonic() >= deadline:
+                            raise WaitTimeoutError(f"run {run_id} is not finished", run_id=run_id)
+                        event = state.accept(sse)
+                        if event is not None:
+                            yield event
+                            if state.finished:
+                                return
+                error = StreamEnded("the server closed the stream before the run finished")
+            except (httpx.TransportError, RetryableStatus) as exc:
+                error = exc
+            if deadline is not None and time.monotonic() >= deadline:
+                raise WaitTimeoutError(f"run {run_id} is not finished", run_id=run_id) from error
+            delay = state.backoff(error)
+            if on_reconnect is not None:
+                on_reconnect(state.last_id, error)
+            await asyncio.sleep(delay)
+
+
+class _Resource:
+    def __init__(self, client: AsyncClient) -> None:
+        self._client = client
+
+
+class _Records(_Resource, Generic[R]):
+    """List, page through and iterate phpShort records (domains, spaces)."""
+
+    _list_call: Callable[..., Call[Page[R]]]
+
+    async def list(
+        self,
+        *,
+        search: str | None = None,
+        search_by: str | None = None,
+        sort_by: SortBy | None = None,
+        sort: SortOrder | None = None,
+        per_page: int | None = None,
+        page: int | None = None,
+    ) -> Page[R]:
+        """One page: search by name, sort by id (date created) or name, 10/25/50/100 a page."""
+        return await self._client.send(
+            type(self)._list_call(search, search_by, sort_by, sort, per_page, page)
+        )
+
+    async def iter_pages(
+        self,
+        *,
+        search: str | None = None,
+        search_by: str | None = None,
+        sort_by: SortBy | None = None,
+        sort: SortOrder | None = None,
+        per_page: int | None = None,
+    ) -> AsyncIterator[Page[R]]:
+        """Every page, from the first to the last."""
+        number = 1
+        while True:
+            current = await self.list(
+                search=search,
+                search_by=search_by,
+                sort_by=sort_by,
+                sort=sort,
+                per_page=per_page,
+                page=number,
+            )
+            yield current
+            if not current.has_next:
+                return
+            number = current.meta.current_page + 1
+
+    async def iter_all(
+        self,
+        *,
+        search: str | None = None,
+        search_by: str | None = None,
+        sort_by: SortBy | None = None,
+        sort: SortOrder | None = None,
+        per_page: int | None = None,
+    ) -> AsyncIterator[R]:
+        """Every record matching the filters, across all pages."""
+        async for current in self.iter_pages(
+            search=search, search_by=search_by, sort_by=sort_by, sort=sort, per_page=per_page
+        ):
+            for record in current.data:
+                yield record
+
+
+class Domains(_Records[Domain]):
+    """`/api/v1/domains` (phpShort's API): form bodies, Laravel pages."""
+
+    _list_call = staticmethod(calls.list_domains)
+
+    async def get(self, domain_id: int) -> Domain:
+        return await self._client.send(calls.get_domain(domain_id))
+
+    async def create(
+        self, name: str, *, index_page: str | None = None, not_found_page: str | None = None
+    ) -> Domain:
+        return await self._client.send(calls.create_domain(name, index_page, not_found_page))
+
+    async def update(
+        self, domain_id: int, *, index_page: str | None = None, not_found_page: str | None = None
+    ) -> Domain:
+        """Change the redirect targets; None leaves one as it is, "" clears it."""
+        return await self._client.send(calls.update_domain(domain_id, index_page, not_found_page))
+
+    async def delete(self, domain_id: int) -> Deleted:
+        return await self._client.send(calls.delete_domain(domain_id))
+
+
+class Spaces(_Records[Space]):
+    """`/api/v1/spaces` (phpShort's API): form bodies, Laravel pages."""
+
+    _list_call = staticmethod(calls.list_spaces)
+
+    async def get(self, space_id: int) -> Space:
+        return await self._client.send(calls.get_space(space_id))
+
+    async def create(self, name: str, *, color: int | None = None) -> Space:
+        return await self._client.send(calls.create_space(name, color))
+
+    async def update(
+        self, space_id: int, *, name: str | None = None, color: int | None = None
+    ) -> Space:
+        return await self._client.send(calls.update_space(space_id, name, color))
+
+    async def delete(self, space_id: int) -> Deleted:
+        return await self._client.send(calls.delete_space(space_id))
+
+
+class Agents(_Resource):
+    """`/v1/agents`."""
+
+    async def list(self) -> list[Agent]:
+        return await self._client.send(calls.list_agents())
+
+    async def create(
+        self,
+        name: str,
+        *,
+        description: str | None = None,
+        config: Mapping[str, Any] | None = None,
+    ) -> Agent:
+        """`config` keys: model, temperature, instructions, max_output_tokens, tools."""
+        return await self._client.send(calls.create_agent(name, description, config))
+
+    async def get(self, agent_id: str) -> Agent:
+        return await self._client.send(calls.get_agent(agent_id))
+
+    async def update(
+        self,
+        agent_id: str,
+        *,
+        name: str | None = None,
+        description: str | None = None,
+        config: Mapping[str, Any] | None = None,
+    ) -> Agent:
+        """Fields given replace the agent's; `config` keys given replace only those keys."""
+        return await self._client.send(calls.update_agent(agent_id, name, description, config))
+
+    async def delete(self, agent_id: str) -> AgentDeleted:
+        return await self._client.send(calls.delete_agent(agent_id))
+
+
+class Analytics(_Resource):
+    """`/v1/analytics`."""
+
+    async def usage(
+        self,
+        *,
+        start_date: date | str | None = None,
+        end_date: date | str | None = None,
+        agent_id: str | None = None,
+    ) -> UsageReport:
+        """Totals, every day of the range and every agent (default: the last 30 days)."""
+        return await self._client.send(calls.usage(start_date, end_date, agent_id))
+
+
+class Runs(_Resource):
+    """`/api/v1/public/agent/runs`."""
+
+    async def create(
+        self,
+        prompt: str,
+        *,
+        agent_id: str | None = None,
+        thread_id: str | None = None,
+        metadata: Mapping[str, Any] | None = None,
+        idempotency_key: str | None = None,
+    ) -> Run:
+        return await self._client.send(
+            calls.create_run(prompt, agent_id, thread_id, metadata, idempotency_key)
+        )
+
+    async def get(self, run_id: str) -> Run:
+        return await self._client.send(calls.get_run(run_id))
+
+    async def list(
+        self,
+        *,
+        status: str | None = None,
+        agent_id: str | None = None,
+        thread_id: str | None = None,
+        limit: int | None = None,
+        cursor: str | None = None,
+    ) -> RunPage:
+        return await self._client.send(calls.list_runs(status, agent_id, thread_id, limit, cursor))
+
+    async def iter_all(
+        self,
+        *,
+        status: str | None = None,
+        agent_id: str | None = None,
+        thread_id: str | None = None,
+        limit: int | None = None,
+    ) -> AsyncIterator[Run]:
+        """Every run matching the filters, newest first, following the cursor."""
+        cursor: str | None = None
+        while True:
+            page = await self.list(
+                status=status, agent_id=agent_id, thread_id=thread_id, limit=limit, cursor=cursor
+            )
+            for run in page.data:
+                yield run
+            if not page.has_more or page.next_cursor is None:
+                return
+            cursor = page.next_cursor
+
+    async def cancel(self, run_id: str) -> Run:
+        """Cancel a queued or running run (a finished one raises `ConflictError`)."""
+        return await self._client.send(calls.cancel_run(run_id))
+
+    async def events(self, run_id: str, *, after: int | None = None) -> builtins.list[RunEvent]:
+        """The events so far, without following the stream."""
+        return await self._client.send(calls.run_events(run_id, after))
+
+    async def stream(
+        self,
+        run_id: str,
+        *,
+        last_event_id: int | None = None,
+        on_reconnect: ReconnectHook | None = None,
+    ) -> AsyncIterator[RunEvent]:
+        """Typed events from the start (or after `last_event_id`) until the terminal one.
+
+        A dropped connection is resumed with `Last-Event-ID`, so each event is yielded exactly
+        once; `on_reconnect(last_event_id, error)` is called before each reconnect.
+        """
+        async for event in self._client._events(
+            run_id, last_event_id=last_event_id, on_reconnect=on_reconnect, deadline=None
+        ):
+            yield event
+
+    async def wait(
+        self,
+        run_id: str,
+        *,
+        timeout: float | None = None,  # noqa: ASYNC109 - same API as the sync client
+        on_event: Callable[[RunEvent], Awaitable[None] | None] | None = None,
+        on_reconnect: ReconnectHook | None = None,
+    ) -> Run:
+        """Follow the event stream until the run finishes; return the finished run."""
+        deadline = None if timeout is None else time.monotonic() + timeout
+        async for event in self._client._events(
+            run_id, last_event_id=None, on_reconnect=on_reconnect, deadline=deadline
+        ):
+            if on_event is not None:
+                handled = on_event(event)
+                if handled is not None:
+                    await handled
+        return await self.get(run_id)
+
+    async def artifacts(self, run_id: str) -> builtins.list[Artifact]:
+        return await self._client.send(calls.list_artifacts(run_id))
+
+    async def artifact_content(self, run_id: str, artifact_id: str) -> bytes:
+        return await self._client.send(calls.artifact_content(run_id, artifact_id))
+
+    async def download_artifact(
+        self, run_id: str, artifact_id: str, *, to: str | Path = "."
+    ) -> Path:
+        """Save one artifact into directory `to` under its own name; check its SHA-256."""
+        path = calls.artifact_path(run_id, artifact_id)
+        async with self._client._open(path, {"Accept": "*/*"}) as response:
+            download = Download(response, to=Path(to), artifact_id=artifact_id)
+            try:
+                async for chunk in response.aiter_bytes():
+                    download.write(chunk)
+            except BaseException:
+                download.abort()
+                raise
+            return download.finish()
+
+    async def download_artifacts(self, run_id: str, *, to: str | Path = ".") -> builtins.list[Path]:
+        """Save every artifact of the run into directory `to`."""
+        return [
+            await self.download_artifact(run_id, artifact.artifact_id, to=to)
+            for artifact in await self.artifacts(run_id)
+        ]
+
+
+class Webhooks(_Resource):
+    """`/v1/webhooks` (the server side is not built yet; shapes may change)."""
+
+    async def create(self, url: str, *, events: list[str] | None = None) -> Webhook:
+        return await self._client.send(calls.create_webhook(url, events))
+
+    async def list(self) -> builtins.list[Webhook]:
+        return await self._client.send(calls.list_webhooks())
+
+    async def delete(self, webhook_id: str) -> None:
+        await self._client.send(calls.delete_webhook(webhook_id))
+
+    async def deliveries(self, webhook_id: str) -> builtins.list[WebhookDelivery]:
+        return await self._client.send(calls.webhook_deliveries(webhook_id))

@@ -1,0 +1,251 @@
+"""Every operation of every group as a `Call`: built once, sent by the sync or async client."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from datetime import date
+from typing import Any, Literal
+
+import httpx
+
+from atrium.client._core import AGENTS_PREFIX, DOMAINS_PREFIX, RUNS_PREFIX, Call, compact, form
+from atrium.client._core import model as parse_model
+from atrium.client._core import model_list as parse_list
+from atrium.client.models import (
+    Account,
+    Agent,
+    AgentDeleted,
+    Artifact,
+    Deleted,
+    Domain,
+    Page,
+    Run,
+    RunEvent,
+    RunPage,
+    Space,
+    UsageReport,
+    Webhook,
+    WebhookDelivery,
+    parse_event,
+)
+
+SortBy = Literal["id", "name"]
+SortOrder = Literal["desc", "asc"]
+
+
+def _listing(
+    search: str | None,
+    search_by: str | None,
+    sort_by: SortBy | None,
+    sort: SortOrder | None,
+    per_page: int | None,
+    page: int | None,
+) -> dict[str, str | int]:
+    return compact(
+        search=search, search_by=search_by, sort_by=sort_by, sort=sort, per_page=per_page, page=page
+    )
+
+
+# --- domains --------------------------------------------------------------------------------------
+def list_domains(
+    search: str | None = None,
+    search_by: str | None = None,
+    sort_by: SortBy | None = None,
+    sort: SortOrder | None = None,
+    per_page: int | None = None,
+    page: int | None = None,
+) -> Call[Page[Domain]]:
+    params = _listing(search, search_by, sort_by, sort, per_page, page)
+    return Call("GET", f"{DOMAINS_PREFIX}/domains", parse_model(Page[Domain]), params=params)
+
+
+def get_domain(domain_id: int) -> Call[Domain]:
+    return Call("GET", f"{DOMAINS_PREFIX}/domains/{domain_id}", parse_model(Domain, key="data"))
+
+
+def create_domain(
+    name: str, index_page: str | None = None, not_found_page: str | None = None
+) -> Call[Domain]:
+    body = form(name=name, index_page=index_page, not_found_page=not_found_page)
+    return Call("POST", f"{DOMAINS_PREFIX}/domains", parse_model(Domain, key="data"), form=body)
+
+
+def update_domain(
+    domain_id: int, index_page: str | None = None, not_found_page: str | None = None
+) -> Call[Domain]:
+    body = form(index_page=index_page, not_found_page=not_found_page)
+    path = f"{DOMAINS_PREFIX}/domains/{domain_id}"
+    return Call("PATCH", path, parse_model(Domain, key="data"), form=body)
+
+
+def delete_domain(domain_id: int) -> Call[Deleted]:
+    return Call("DELETE", f"{DOMAINS_PREFIX}/domains/{domain_id}", parse_model(Deleted))
+
+
+# --- spaces ---------------------------------------------------------------------------------------
+def list_spaces(
+    search: str | None = None,
+    search_by: str | None = None,
+    sort_by: SortBy | None = None,
+    sort: SortOrder | None = None,
+    per_page: int | None = None,
+    page: int | None = None,
+) -> Call[Page[Space]]:
+    params = _listing(search, search_by, sort_by, sort, per_page, page)
+    return Call("GET", f"{DOMAINS_PREFIX}/spaces", parse_model(Page[Space]), params=params)
+
+
+def get_space(space_id: int) -> Call[Space]:
+    return Call("GET", f"{DOMAINS_PREFIX}/spaces/{space_id}", parse_model(Space, key="data"))
+
+
+def create_space(name: str, color: int | None = None) -> Call[Space]:
+    body = form(name=name, color=color)
+    return Call("POST", f"{DOMAINS_PREFIX}/spaces", parse_model(Space, key="data"), form=body)
+
+
+def update_space(space_id: int, name: str | None = None, color: int | None = None) -> Call[Space]:
+    body = form(name=name, color=color)
+    path = f"{DOMAINS_PREFIX}/spaces/{space_id}"
+    return Call("PATCH", path, parse_model(Space, key="data"), form=body)
+
+
+def delete_space(space_id: int) -> Call[Deleted]:
+    return Call("DELETE", f"{DOMAINS_PREFIX}/spaces/{space_id}", parse_model(Deleted))
+
+
+# --- account, agents, analytics -------------------------------------------------------------------
+def get_account() -> Call[Account]:
+    return Call("GET", f"{AGENTS_PREFIX}/account", parse_model(Account))
+
+
+def list_agents() -> Call[list[Agent]]:
+    return Call("GET", f"{AGENTS_PREFIX}/agents", parse_list(Agent))
+
+
+def create_agent(
+    name: str, description: str | None = None, config: Mapping[str, Any] | None = None
+) -> Call[Agent]:
+    body = compact(name=name, description=description, config=dict(config) if config else None)
+    return Call("POST", f"{AGENTS_PREFIX}/agents", parse_model(Agent), json=body)
+
+
+def get_agent(agent_id: str) -> Call[Agent]:
+    return Call("GET", f"{AGENTS_PREFIX}/agents/{agent_id}", parse_model(Agent))
+
+
+def update_agent(
+    agent_id: str,
+    name: str | None = None,
+    description: str | None = None,
+    config: Mapping[str, Any] | None = None,
+) -> Call[Agent]:
+    body = compact(name=name, description=description, config=dict(config) if config else None)
+    return Call("PUT", f"{AGENTS_PREFIX}/agents/{agent_id}", parse_model(Agent), json=body)
+
+
+def delete_agent(agent_id: str) -> Call[AgentDeleted]:
+    return Call("DELETE", f"{AGENTS_PREFIX}/agents/{agent_id}", parse_model(AgentDeleted))
+
+
+def usage(
+    start_date: date | str | None = None,
+    end_date: date | str | None = None,
+    agent_id: str | None = None,
+) -> Call[UsageReport]:
+    params = compact(start_date=start_date, end_date=end_date, agent_id=agent_id)
+    return Call("GET", f"{AGENTS_PREFIX}/analytics/usage", parse_model(UsageReport), params=params)
+
+
+# --- runs -----------------------------------------------------------------------------------------
+def create_run(
+    prompt: str,
+    agent_id: str | None = None,
+    thread_id: str | None = None,
+    metadata: Mapping[str, Any] | None = None,
+    idempotency_key: str | None = None,
+) -> Call[Run]:
+    body = compact(
+        prompt=prompt,
+        agent_id=agent_id,
+        thread_id=thread_id,
+        metadata=dict(metadata) if metadata is not None else None,
+    )
+    headers = {"Idempotency-Key": idempotency_key} if idempotency_key else {}
+    return Call("POST", RUNS_PREFIX, parse_model(Run), json=body, headers=headers)
+
+
+def get_run(run_id: str) -> Call[Run]:
+    return Call("GET", f"{RUNS_PREFIX}/{run_id}", parse_model(Run))
+
+
+def list_runs(
+    status: str | None = None,
+    agent_id: str | None = None,
+    thread_id: str | None = None,
+    limit: int | None = None,
+    cursor: str | None = None,
+) -> Call[RunPage]:
+    params = compact(
+        status=status, agent_id=agent_id, thread_id=thread_id, limit=limit, cursor=cursor
+    )
+    return Call("GET", RUNS_PREFIX, parse_model(RunPage), params=params)
+
+
+def cancel_run(run_id: str) -> Call[Run]:
+    return Call("POST", f"{RUNS_PREFIX}/{run_id}/cancel", parse_model(Run))
+
+
+def _parse_events(response: httpx.Response) -> list[RunEvent]:
+    return [
+        parse_event(int(item["id"]), str(item["event"]), dict(item["data"]))
+        for item in response.json()["data"]
+    ]
+
+
+def run_events(run_id: str, after: int | None = None) -> Call[list[RunEvent]]:
+    """The events so far, as JSON (no streaming); `after` skips events up to that id."""
+    headers = {"Accept": "application/json"}
+    if after:
+        headers["Last-Event-ID"] = str(after)
+    return Call("GET", f"{RUNS_PREFIX}/{run_id}/events", _parse_events, headers=headers)
+
+
+def list_artifacts(run_id: str) -> Call[list[Artifact]]:
+    return Call("GET", f"{RUNS_PREFIX}/{run_id}/artifacts", parse_list(Artifact))
+
+
+def _content(response: httpx.Response) -> bytes:
+    return response.content
+
+
+def artifact_content(run_id: str, artifact_id: str) -> Call[bytes]:
+    path = artifact_path(run_id, artifact_id)
+    return Call("GET", path, _content, headers={"Accept": "*/*"})
+
+
+def artifact_path(run_id: str, artifact_id: str) -> str:
+    return f"{RUNS_PREFIX}/{run_id}/artifacts/{artifact_id}/content"
+
+
+# --- webhooks (the server side is a later issue) --------------------------------------------------
+def create_webhook(url: str, events: list[str] | None = None) -> Call[Webhook]:
+    body = compact(url=url, events=events)
+    return Call("POST", f"{AGENTS_PREFIX}/webhooks", parse_model(Webhook), json=body)
+
+
+def list_webhooks() -> Call[list[Webhook]]:
+    return Call("GET", f"{AGENTS_PREFIX}/webhooks", parse_list(Webhook))
+
+
+def _nothing(response: httpx.Response) -> None:
+    return None
+
+
+def delete_webhook(webhook_id: str) -> Call[None]:
+    return Call("DELETE", f"{AGENTS_PREFIX}/webhooks/{webhook_id}", _nothing)
+
+
+def webhook_deliveries(webhook_id: str) -> Call[list[WebhookDelivery]]:
+    path = f"{AGENTS_PREFIX}/webhooks/{webhook_id}/deliveries"
+    return Call("GET", path, parse_list(WebhookDelivery))

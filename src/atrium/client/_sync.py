@@ -1,0 +1,477 @@
+"""`Client`: the blocking client."""
+
+from __future__ import annotations
+
+import builtins
+import time
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
+from datetime import date
+from pathlib import Path
+from types import TracebackType
+from typing import Any, Generic, TypeVar
+
+import httpx
+from httpx_sse import connect_sse
+
+from atrium.client import _calls as calls
+from atrium.client._calls import SortBy, SortOrder
+from atrium.client._core import (
+    Call,
+    Download,
+    Options,
+    Resume,
+    RetryableStatus,
+    StreamEnded,
+    api_error,
+    rate_limit_delay,
+)
+from atrium.client.errors import APIConnectionError, WaitTimeoutError
+from atrium.client.models import (
+    Account,
+    Agent,
+    AgentDeleted,
+    Artifact,
+    Deleted,
+    Domain,
+    Page,
+    Run,
+    RunEvent,
+    RunPage,
+    Space,
+    UsageReport,
+    Webhook,
+    WebhookDelivery,
+)
+
+T = TypeVar("T")
+R = TypeVar("R")
+ReconnectHook = Callable[[int, BaseException], None]
+
+
+class Client:
+    """A blocking client of every group of an atrium server.
+
+    `base_url` defaults to `$ATRIUM_URL` (else `http://127.0.0.1:8000`), `api_key` to
+    `$ATRIUM_API_KEY`. With `rate_limit_retries=N`, a 429 is retried up to N times after the
+    server's `Retry-After` (when that is at most `max_retry_wait` seconds). Event streams
+    reconnect up to `stream_reconnects` times in a row, resuming with `Last-Event-ID`; a stream
+    silent for `stream_read_timeout` seconds (heartbeats included) counts as dropped.
+    """
+
+    def __init__(
+        self,
+        base_url: str | None = None,
+        api_key: str | None = None,
+        *,
+        timeout: float = 30.0,
+        rate_limit_retries: int = 0,
+        max_retry_wait: float = 60.0,
+        stream_reconnects: int = 10,
+        stream_read_timeout: float = 60.0,
+        transport: httpx.BaseTransport | None = None,
+    ) -> None:
+        self.options = Options.resolve(
+            base_url=base_url,
+            api_key=api_key,
+            timeout=timeout,
+            rate_limit_retries=rate_limit_retries,
+            max_retry_wait=max_retry_wait,
+            stream_reconnects=stream_reconnects,
+            stream_read_timeout=stream_read_timeout,
+        )
+        self._http = httpx.Client(
+            base_url=self.options.base_url,
+            headers=self.options.headers(),
+            timeout=timeout,
+            transport=transport,
+        )
+        self.domains = Domains(self)
+        self.spaces = Spaces(self)
+        self.agents = Agents(self)
+        self.analytics = Analytics(self)
+        self.runs = Runs(self)
+        self.webhooks = Webhooks(self)
+
+    def account(self) -> Account:
+        """The account and key tier this client's API key acts for."""
+        return self.send(calls.get_account())
+
+    def close(self) -> None:
+        self._http.close()
+
+    def __enter__(self) -> Client:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
+
+    # --- plumbing ---------------------------------------------------------------------------------
+    def send(self, call: Call[T]) -> T:
+        """Send one operation; raise its `APIError`; retry 429s when enabled."""
+        attempt = 0
+        while True:
+            try:
+                response = self._http.request(call.method, call.path, **call.request_kwargs())
+            except httpx.TransportError as exc:
+                raise APIConnectionError(f"{call.method} {call.path}: {exc!r}") from exc
+            if response.is_success:
+                return call.parse(response)
+            delay = rate_limit_delay(response, attempt, self.options)
+            if delay is None:
+                raise api_error(response)
+            attempt += 1
+            time.sleep(delay)
+
+    @contextmanager
+    def _open(self, path: str, headers: dict[str, str]) -> Iterator[httpx.Response]:
+        """A streamed GET with the same error and 429 handling as `send`."""
+        attempt = 0
+        while True:
+            try:
+                with self._http.stream("GET", path, headers=headers) as response:
+                    if response.is_success:
+                        yield response
+                        return
+                    response.read()
+            except httpx.TransportError as exc:
+                raise APIConnectionError(f"GET {path}: {exc!r}") from exc
+            delay = rate_limit_delay(response, attempt, self.options)
+            if delay is None:
+                raise api_error(response)
+            attempt += 1
+            time.sleep(delay)
+
+    def _events(
+        self,
+        run_id: str,
+        *,
+        last_event_id: int | None,
+        on_reconnect: ReconnectHook | None,
+        deadline: float | None,
+    ) -> Iterator[RunEvent]:
+        state = Resume(run_id=run_id, last_event_id=last_event_id, options=self.options)
+        while True:
+            remaining = None if deadline is None else deadline - time.monotonic()
+            error: BaseException
+            try:
+                with connect_sse(
+                    self._http,
+                    "GET",
+                    state.path,
+                    headers=state.headers(),
+                    timeout=self.options.stream_timeout(remaining),
+                ) as source:
+                    if source.response.status_code >= 400:
+                        source.response.read()
+                        state.check(source.response)
+                    for sse in source.iter_sse():
+                        if deadline is not None and time.monotonic() >= deadline:
+                            raise WaitTimeoutError(f"run {run_id} is not finished", run_id=run_id)
+                        event = state.accept(sse)
+                        if event is not None:
+                            yield event
+                            if state.finished:
+                                return
+                error = StreamEnded("the server closed the stream before the run finished")
+            except (httpx.TransportError, RetryableStatus) as exc:
+                error = exc
+            if deadline is not None and time.monotonic() >= deadline:
+                raise WaitTimeoutError(f"run {run_id} is not finished", run_id=run_id) from error
+            delay = state.backoff(error)
+            if on_reconnect is not None:
+                on_reconnect(state.last_id, error)
+            time.sleep(delay)
+
+
+class _Resource:
+    def __init__(self, client: Client) -> None:
+        self._client = client
+
+
+class _Records(_Resource, Generic[R]):
+    """List, page through and iterate phpShort records (domains, spaces)."""
+
+    _list_call: Callable[..., Call[Page[R]]]
+
+    def list(
+        self,
+        *,
+        search: str | None = None,
+        search_by: str | None = None,
+        sort_by: SortBy | None = None,
+        sort: SortOrder | None = None,
+        per_page: int | None = None,
+        page: int | None = None,
+    ) -> Page[R]:
+        """One page: search by name, sort by id (date created) or name, 10/25/50/100 a page."""
+        return self._client.send(
+            type(self)._list_call(search, search_by, sort_by, sort, per_page, page)
+        )
+
+    def iter_pages(
+        self,
+        *,
+        search: str | None = None,
+        search_by: str | None = None,
+        sort_by: SortBy | None = None,
+        sort: SortOrder | None = None,
+        per_page: int | None = None,
+    ) -> Iterator[Page[R]]:
+        """Every page, from the first to the last."""
+        number = 1
+        while True:
+            current = self.list(
+                search=search,
+                search_by=search_by,
+                sort_by=sort_by,
+                sort=sort,
+                per_page=per_page,
+                page=number,
+            )
+            yield current
+            if not current.has_next:
+                return
+            number = current.meta.current_page + 1
+
+    def iter_all(
+        self,
+        *,
+        search: str | None = None,
+        search_by: str | None = None,
+        sort_by: SortBy | None = None,
+        sort: SortOrder | None = None,
+        per_page: int | None = None,
+    ) -> Iterator[R]:
+        """Every record matching the filters, across all pages."""
+        for current in self.iter_pages(
+            search=search, search_by=search_by, sort_by=sort_by, sort=sort, per_page=per_page
+        ):
+            yield from current.data
+
+
+class Domains(_Records[Domain]):
+    """`/api/v1/domains` (phpShort's API): form bodies, Laravel pages."""
+
+    _list_call = staticmethod(calls.list_domains)
+
+    def get(self, domain_id: int) -> Domain:
+        return self._client.send(calls.get_domain(domain_id))
+
+    def create(
+        self, name: str, *, index_page: str | None = None, not_found_page: str | None = None
+    ) -> Domain:
+        return self._client.send(calls.create_domain(name, index_page, not_found_page))
+
+    def update(
+        self, domain_id: int, *, index_page: str | None = None, not_found_page: str | None = None
+    ) -> Domain:
+        """Change the redirect targets; None leaves one as it is, "" clears it."""
+        return self._client.send(calls.update_domain(domain_id, index_page, not_found_page))
+
+    def delete(self, domain_id: int) -> Deleted:
+        return self._client.send(calls.delete_domain(domain_id))
+
+
+class Spaces(_Records[Space]):
+    """`/api/v1/spaces` (phpShort's API): form bodies, Laravel pages."""
+
+    _list_call = staticmethod(calls.list_spaces)
+
+    def get(self, space_id: int) -> Space:
+        return self._client.send(calls.get_space(space_id))
+
+    def create(self, name: str, *, color: int | None = None) -> Space:
+        return self._client.send(calls.create_space(name, color))
+
+    def update(self, space_id: int, *, name: str | None = None, color: int | None = None) -> Space:
+        return self._client.send(calls.update_space(space_id, name, color))
+
+    def delete(self, space_id: int) -> Deleted:
+        return self._client.send(calls.delete_space(space_id))
+
+
+class Agents(_Resource):
+    """`/v1/agents`."""
+
+    def list(self) -> list[Agent]:
+        return self._client.send(calls.list_agents())
+
+    def create(
+        self,
+        name: str,
+        *,
+        description: str | None = None,
+        config: Mapping[str, Any] | None = None,
+    ) -> Agent:
+        """`config` keys: model, temperature, instructions, max_output_tokens, tools."""
+        return self._client.send(calls.create_agent(name, description, config))
+
+    def get(self, agent_id: str) -> Agent:
+        return self._client.send(calls.get_agent(agent_id))
+
+    def update(
+        self,
+        agent_id: str,
+        *,
+        name: str | None = None,
+        description: str | None = None,
+        config: Mapping[str, Any] | None = None,
+    ) -> Agent:
+        """Fields given replace the agent's; `config` keys given replace only those keys."""
+        return self._client.send(calls.update_agent(agent_id, name, description, config))
+
+    def delete(self, agent_id: str) -> AgentDeleted:
+        return self._client.send(calls.delete_agent(agent_id))
+
+
+class Analytics(_Resource):
+    """`/v1/analytics`."""
+
+    def usage(
+        self,
+        *,
+        start_date: date | str | None = None,
+        end_date: date | str | None = None,
+        agent_id: str | None = None,
+    ) -> UsageReport:
+        """Totals, every day of the range and every agent (default: the last 30 days)."""
+        return self._client.send(calls.usage(start_date, end_date, agent_id))
+
+
+class Runs(_Resource):
+    """`/api/v1/public/agent/runs`."""
+
+    def create(
+        self,
+        prompt: str,
+        *,
+        agent_id: str | None = None,
+        thread_id: str | None = None,
+        metadata: Mapping[str, Any] | None = None,
+        idempotency_key: str | None = None,
+    ) -> Run:
+        return self._client.send(
+            calls.create_run(prompt, agent_id, thread_id, metadata, idempotency_key)
+        )
+
+    def get(self, run_id: str) -> Run:
+        return self._client.send(calls.get_run(run_id))
+
+    def list(
+        self,
+        *,
+        status: str | None = None,
+        agent_id: str | None = None,
+        thread_id: str | None = None,
+        limit: int | None = None,
+        cursor: str | None = None,
+    ) -> RunPage:
+        return self._client.send(calls.list_runs(status, agent_id, thread_id, limit, cursor))
+
+    def iter_all(
+        self,
+        *,
+        status: str | None = None,
+        agent_id: str | None = None,
+        thread_id: str | None = None,
+        limit: int | None = None,
+    ) -> Iterator[Run]:
+        """Every run matching the filters, newest first, following the cursor."""
+        cursor: str | None = None
+        while True:
+            page = self.list(
+                status=status, agent_id=agent_id, thread_id=thread_id, limit=limit, cursor=cursor
+            )
+            yield from page.data
+            if not page.has_more or page.next_cursor is None:
+                return
+            cursor = page.next_cursor
+
+    def cancel(self, run_id: str) -> Run:
+        """Cancel a queued or running run (a finished one raises `ConflictError`)."""
+        return self._client.send(calls.cancel_run(run_id))
+
+    def events(self, run_id: str, *, after: int | None = None) -> builtins.list[RunEvent]:
+        """The events so far, without following the stream."""
+        return self._client.send(calls.run_events(run_id, after))
+
+    def stream(
+        self,
+        run_id: str,
+        *,
+        last_event_id: int | None = None,
+        on_reconnect: ReconnectHook | None = None,
+    ) -> Iterator[RunEvent]:
+        """Typed events from the start (or after `last_event_id`) until the terminal one.
+
+        A dropped connection is resumed with `Last-Event-ID`, so each event is yielded exactly
+        once; `on_reconnect(last_event_id, error)` is called before each reconnect.
+        """
+        return self._client._events(
+            run_id, last_event_id=last_event_id, on_reconnect=on_reconnect, deadline=None
+        )
+
+    def wait(
+        self,
+        run_id: str,
+        *,
+        timeout: float | None = None,
+        on_event: Callable[[RunEvent], None] | None = None,
+        on_reconnect: ReconnectHook | None = None,
+    ) -> Run:
+        """Follow the event stream until the run finishes; return the finished run."""
+        deadline = None if timeout is None else time.monotonic() + timeout
+        for event in self._client._events(
+            run_id, last_event_id=None, on_reconnect=on_reconnect, deadline=deadline
+        ):
+            if on_event is not None:
+                on_event(event)
+        return self.get(run_id)
+
+    def artifacts(self, run_id: str) -> builtins.list[Artifact]:
+        return self._client.send(calls.list_artifacts(run_id))
+
+    def artifact_content(self, run_id: str, artifact_id: str) -> bytes:
+        return self._client.send(calls.artifact_content(run_id, artifact_id))
+
+    def download_artifact(self, run_id: str, artifact_id: str, *, to: str | Path = ".") -> Path:
+        """Save one artifact into directory `to` under its own name; check its SHA-256."""
+        path = calls.artifact_path(run_id, artifact_id)
+        with self._client._open(path, {"Accept": "*/*"}) as response:
+            download = Download(response, to=Path(to), artifact_id=artifact_id)
+            try:
+                for chunk in response.iter_bytes():
+                    download.write(chunk)
+            except BaseException:
+                download.abort()
+                raise
+            return download.finish()
+
+    def download_artifacts(self, run_id: str, *, to: str | Path = ".") -> builtins.list[Path]:
+        """Save every artifact of the run into directory `to`."""
+        return [
+            self.download_artifact(run_id, artifact.artifact_id, to=to)
+            for artifact in self.artifacts(run_id)
+        ]
+
+
+class Webhooks(_Resource):
+    """`/v1/webhooks` (the server side is not built yet; shapes may change)."""
+
+    def create(self, url: str, *, events: list[str] | None = None) -> Webhook:
+        return self._client.send(calls.create_webhook(url, events))
+
+    def list(self) -> builtins.list[Webhook]:
+        return self._client.send(calls.list_webhooks())
+
+    def delete(self, webhook_id: str) -> None:
+        self._client.send(calls.delete_webhook(webhook_id))
+
+    def deliveries(self, webhook_id: str) -> builtins.list[WebhookDelivery]:
+        return self._client.send(calls.webhook_deliveries(webhook_id))

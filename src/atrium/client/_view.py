@@ -1,0 +1,329 @@
+"""Terminal rendering of the client commands: the live run view, tables, the usage chart."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterable
+from datetime import UTC, datetime
+
+from rich import box
+from rich.cells import cell_len
+from rich.console import Console, Group, RenderableType
+from rich.spinner import Spinner
+from rich.table import Table
+from rich.text import Text
+
+from atrium.client.models import (
+    Agent,
+    Artifact,
+    ArtifactCreated,
+    MessageDelta,
+    Run,
+    RunCancelled,
+    RunCompleted,
+    RunEvent,
+    RunFailed,
+    RunStarted,
+    RunStep,
+    UsageReport,
+)
+
+STATUS_STYLE = {
+    "queued": "yellow",
+    "running": "cyan",
+    "completed": "green",
+    "failed": "red",
+    "cancelled": "magenta",
+}
+
+
+def status_text(status: str) -> Text:
+    return Text(status, style=STATUS_STYLE.get(status, ""))
+
+
+def human_bytes(size: int) -> str:
+    value = float(size)
+    for unit in ("B", "KB", "MB", "GB"):
+        if value < 1024 or unit == "GB":
+            return f"{value:.0f} {unit}" if unit == "B" else f"{value:.1f} {unit}"
+        value /= 1024
+    return f"{size} B"  # pragma: no cover - the loop always returns
+
+
+def credits_text(credits: float) -> str:
+    return f"{credits:.6f}".rstrip("0").rstrip(".") if credits else "0"
+
+
+def _count(number: int, noun: str) -> str:
+    return f"{number} {noun}" if number == 1 else f"{number} {noun}s"
+
+
+def seconds_text(seconds: float) -> str:
+    if seconds < 60:
+        return f"{seconds:.1f}s"
+    minutes, rest = divmod(int(seconds), 60)
+    return f"{minutes}m{rest:02d}s"
+
+
+class RunView:
+    """What `atrium run` shows while a run goes: model text as it arrives (complete lines are
+    printed above the live area, the line being written stays in it) and a status line with a
+    spinner, the status, elapsed time, the current step and any reconnects."""
+
+    def __init__(self, console: Console, run: Run) -> None:
+        self.console = console
+        self.run_id = run.run_id
+        self.status: str = run.status
+        age = (datetime.now(UTC) - run.created_at).total_seconds()
+        # Elapsed time counts from the run's creation, so re-attaching shows the true age.
+        self.origin = time.monotonic() - max(0.0, age)
+        self.step = ""
+        self.partial = ""
+        self.wrote_text = False
+        self.reconnects = 0
+        self.note = ""
+        self.spinner = Spinner("dots", style="cyan")
+        self.artifacts: list[ArtifactCreated] = []
+        self.finished_at: float | None = None
+
+    # --- events -----------------------------------------------------------------------------------
+    def apply(self, event: RunEvent) -> None:
+        self.note = ""
+        if isinstance(event, MessageDelta):
+            self._text(event.text)
+        elif isinstance(event, RunStarted):
+            self.status = "running"
+            self.step = ""
+            if event.attempt and event.attempt > 1:
+                # The worker running it was lost: the run starts over and its text with it.
+                self.flush_text()
+                self.console.print(Text(restart_note(event.attempt), style="yellow"))
+        elif isinstance(event, RunStep):
+            self.status = "running"
+            self.step = _step_text(event)
+        elif isinstance(event, ArtifactCreated):
+            self.artifacts.append(event)
+            self.step = f"wrote {event.name}"
+        elif isinstance(event, RunCompleted | RunFailed | RunCancelled):
+            self.status = event.status
+            self.finished_at = time.monotonic()
+            self.step = ""
+
+    def reconnecting(self, last_event_id: int, error: BaseException) -> None:
+        self.reconnects += 1
+        self.note = reconnect_note(last_event_id, error)
+
+    def _text(self, text: str) -> None:
+        self.wrote_text = True
+        *complete, self.partial = (self.partial + text).split("\n")
+        for line in complete:
+            self.console.print(Text(line), soft_wrap=True, highlight=False)
+        # A long paragraph is printed a terminal line at a time, so the live area stays small
+        # (a live area taller than the terminal cannot be redrawn).
+        width = max(self.console.width - 1, 20)
+        while cell_len(self.partial) > width:
+            cut = self.partial.rfind(" ", 0, width)
+            cut = cut if cut > 0 else width
+            self.console.print(Text(self.partial[:cut]), soft_wrap=True, highlight=False)
+            self.partial = self.partial[cut + 1 if self.partial[cut : cut + 1] == " " else cut :]
+
+    def flush_text(self) -> None:
+        if self.partial:
+            self.console.print(Text(self.partial), soft_wrap=True, highlight=False)
+            self.partial = ""
+
+    # --- rendering --------------------------------------------------------------------------------
+    def elapsed(self) -> float:
+        end = self.finished_at if self.finished_at is not None else time.monotonic()
+        return end - self.origin
+
+    def status_line(self) -> Text:
+        line = Text.assemble(
+            (self.run_id, "bold"),
+            "  ",
+            status_text(self.status),
+            "  ",
+            (seconds_text(self.elapsed()), "dim"),
+        )
+        if self.step:
+            line.append(f"  {self.step}", style="dim")
+        if self.note:
+            line.append(f"  ⚠ {self.note}", style="yellow")
+        elif self.reconnects:
+            line.append(f"  ↻ resumed ×{self.reconnects}", style="dim")
+        return line
+
+    def __rich__(self) -> RenderableType:
+        self.spinner.update(text=self.status_line())
+        if self.partial:
+            return Group(Text(self.partial), self.spinner)
+        return self.spinner
+
+
+def reconnect_note(last_event_id: int, error: BaseException) -> str:
+    return (
+        f"connection dropped ({type(error).__name__}); reconnecting, "
+        f"resuming after event {last_event_id}"
+    )
+
+
+def restart_note(attempt: int) -> str:
+    return f"↻ the run restarted (attempt {attempt}); the text above is superseded"
+
+
+def _step_text(event: RunStep) -> str:
+    if event.step == "model_request":
+        return f"model request {event.index}" if event.index else "model request"
+    if event.step == "tool_call":
+        return f"calling {event.tool}"
+    if event.step == "tool_result":
+        return f"{event.tool} done"
+    return event.step
+
+
+def summary(console: Console, run: Run, view_elapsed: float | None = None) -> None:
+    """The end of a run: outcome, artifacts, credits."""
+    elapsed = view_elapsed
+    if run.finished_at is not None:
+        elapsed = (run.finished_at - run.created_at).total_seconds()
+    outcome = Text.assemble(status_text(run.status), " ", (run.run_id, "bold"))
+    if elapsed is not None:
+        outcome.append(f" in {seconds_text(elapsed)}", style="dim")
+    if run.error is not None:
+        outcome.append(f"\n{run.error.code}: {run.error.message}", style="red")
+    console.print(outcome)
+    if run.artifacts:
+        console.print(artifacts_table(run.artifacts))
+        console.print(Text(f"Download: atrium artifacts download {run.run_id} -o DIR", style="dim"))
+    if run.billing is not None:
+        b = run.billing
+        console.print(
+            Text.assemble(
+                ("Credits: ", "bold"),
+                credits_text(b.credits),
+                (
+                    f"  ({b.input_tokens} input + {b.output_tokens} output tokens, "
+                    f"{_count(b.requests, 'model request')}, {_count(b.tool_calls, 'tool call')})",
+                    "dim",
+                ),
+            )
+        )
+
+
+def artifacts_table(artifacts: Iterable[Artifact]) -> Table:
+    table = Table(title="Artifacts", title_justify="left", box=box.SIMPLE_HEAD)
+    table.add_column("artifact", no_wrap=True)
+    table.add_column("name", overflow="fold")
+    table.add_column("type")
+    table.add_column("size", justify="right", no_wrap=True)
+    for artifact in artifacts:
+        table.add_row(
+            artifact.artifact_id,
+            artifact.name,
+            artifact.mime_type,
+            human_bytes(artifact.size_bytes),
+        )
+    return table
+
+
+def runs_table(runs: Iterable[Run]) -> Table:
+    table = Table(box=box.SIMPLE_HEAD)
+    table.add_column("run", no_wrap=True)
+    table.add_column("status", no_wrap=True)
+    table.add_column("created (UTC)", no_wrap=True)
+    table.add_column("took", justify="right", no_wrap=True)
+    table.add_column("credits", justify="right", no_wrap=True)
+    for run in runs:
+        duration = ""
+        if run.finished_at is not None:
+            duration = seconds_text((run.finished_at - run.created_at).total_seconds())
+        table.add_row(
+            run.run_id,
+            status_text(run.status),
+            run.created_at.strftime("%m-%d %H:%M:%S"),
+            duration,
+            credits_text(run.billing.credits) if run.billing else "",
+        )
+    return table
+
+
+def agents_table(agents: Iterable[Agent]) -> Table:
+    table = Table(box=box.SIMPLE_HEAD)
+    table.add_column("agent", no_wrap=True)
+    table.add_column("name")
+    table.add_column("model", no_wrap=True)
+    table.add_column("temp.", justify="right")
+    table.add_column("description")
+    for agent in agents:
+        table.add_row(
+            agent.agent_id,
+            agent.name,
+            agent.config.model,
+            f"{agent.config.temperature:g}",
+            agent.description,
+        )
+    return table
+
+
+USAGE_METRICS = ("credits", "runs", "tokens", "requests")
+
+
+def _metric(day: object, metric: str) -> float:
+    if metric == "tokens":
+        return float(getattr(day, "input_tokens", 0) + getattr(day, "output_tokens", 0))
+    return float(getattr(day, metric))
+
+
+def usage_table(report: UsageReport) -> Table:
+    title = f"Usage {report.start_date} → {report.end_date}"
+    if report.agent_id:
+        title += f" (agent {report.agent_id})"
+    table = Table(title=title, title_justify="left", show_footer=True, box=box.SIMPLE_HEAD)
+    table.add_column("day (UTC)", no_wrap=True)
+    for header in ("runs", "done", "failed", "cancel", "tokens", "requests", "credits"):
+        table.add_column(header, justify="right", no_wrap=True)
+    totals = report.totals
+    footer = [
+        "total",
+        str(totals.runs),
+        str(totals.completed),
+        str(totals.failed),
+        str(totals.cancelled),
+        str(totals.input_tokens + totals.output_tokens),
+        str(totals.requests),
+        credits_text(totals.credits),
+    ]
+    for column, text in zip(table.columns, footer, strict=True):
+        column.footer = text
+    for day in report.daily:
+        table.add_row(
+            day.date.isoformat(),
+            str(day.runs),
+            str(day.completed),
+            str(day.failed),
+            str(day.cancelled),
+            str(day.input_tokens + day.output_tokens),
+            str(day.requests),
+            credits_text(day.credits),
+            style="dim" if day.runs == 0 and day.requests == 0 else None,
+        )
+    return table
+
+
+def usage_chart(report: UsageReport, *, metric: str = "credits", width: int = 50) -> Text:
+    """One bar per day, scaled to the busiest day (eighth-block resolution)."""
+    values = [(day.date.isoformat(), _metric(day, metric)) for day in report.daily]
+    peak = max((value for _, value in values), default=0.0)
+    chart = Text(f"{metric} per day\n", style="bold")
+    blocks = " ▏▎▍▌▋▊▉"
+    for label, value in values:
+        eighths = round(value / peak * width * 8) if peak > 0 else 0
+        if value > 0:
+            eighths = max(eighths, 1)
+        full, rest = divmod(eighths, 8)
+        bar = "█" * full + (blocks[rest] if rest else "")
+        shown = credits_text(value) if metric == "credits" else f"{value:.0f}"
+        chart.append(f"{label} ")
+        chart.append(bar.ljust(width), style="cyan")
+        chart.append(f" {shown}\n")
+    return chart

@@ -1,0 +1,347 @@
+"""Typed records the client returns. Unknown fields are kept (`model_extra`), so a newer server
+does not break an older client."""
+
+from __future__ import annotations
+
+from datetime import date, datetime
+from typing import Any, ClassVar, Generic, Literal, TypeVar
+
+from pydantic import BaseModel, ConfigDict, Field
+
+__all__ = [
+    "Account",
+    "AccountInfo",
+    "Agent",
+    "AgentConfig",
+    "AgentDeleted",
+    "AgentUsage",
+    "Artifact",
+    "ArtifactCreated",
+    "Billing",
+    "DailyUsage",
+    "Deleted",
+    "Domain",
+    "KeyInfo",
+    "MessageDelta",
+    "Page",
+    "PageLinks",
+    "PageMeta",
+    "Run",
+    "RunCancelled",
+    "RunCompleted",
+    "RunError",
+    "RunEvent",
+    "RunFailed",
+    "RunPage",
+    "RunQueued",
+    "RunStarted",
+    "RunStatus",
+    "RunStep",
+    "Space",
+    "UsageCounters",
+    "UsageReport",
+    "Webhook",
+    "WebhookDelivery",
+    "parse_event",
+]
+
+T = TypeVar("T")
+RunStatus = Literal["queued", "running", "completed", "failed", "cancelled"]
+TERMINAL_STATUSES: frozenset[str] = frozenset({"completed", "failed", "cancelled"})
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(extra="allow", populate_by_name=True)
+
+
+# --- domains and spaces (phpShort's shapes) -----------------------------------------------------
+class Domain(_Model):
+    id: int
+    name: str
+    url: str
+    index_page: str | None = None
+    not_found_page: str | None = None
+    created_at: datetime
+    updated_at: datetime
+
+
+class Space(_Model):
+    id: int
+    name: str
+    color: int
+    created_at: datetime
+    updated_at: datetime
+
+
+class PageLinks(_Model):
+    first: str | None = None
+    last: str | None = None
+    prev: str | None = None
+    next: str | None = None
+
+
+class PageMeta(_Model):
+    current_page: int
+    from_: int | None = Field(None, alias="from")
+    last_page: int
+    per_page: int
+    to: int | None = None
+    total: int
+    path: str | None = None
+
+
+class Page(_Model, Generic[T]):
+    """One page of a Laravel paginator: `data`, `links`, `meta`."""
+
+    data: list[T]
+    links: PageLinks
+    meta: PageMeta
+
+    @property
+    def has_next(self) -> bool:
+        return self.meta.current_page < self.meta.last_page
+
+
+class Deleted(_Model):
+    """What deleting a domain or a space returns."""
+
+    id: int
+    object: str
+    deleted: bool
+
+
+# --- account --------------------------------------------------------------------------------------
+class AccountInfo(_Model):
+    id: int
+    name: str
+
+
+class KeyInfo(_Model):
+    id: int
+    tier: str
+
+
+class Account(_Model):
+    """Who the API key acts for: the account and the key's tier."""
+
+    account: AccountInfo
+    key: KeyInfo
+
+
+# --- agents and analytics -------------------------------------------------------------------------
+class AgentConfig(_Model):
+    model: str
+    temperature: float
+    instructions: str = ""
+    max_output_tokens: int | None = None
+    tools: list[str] = Field(default_factory=list)
+
+
+class Agent(_Model):
+    agent_id: str
+    name: str
+    description: str
+    config: AgentConfig
+    created_at: datetime
+    updated_at: datetime
+
+
+class AgentDeleted(_Model):
+    agent_id: str
+    deleted: bool
+
+
+class UsageCounters(_Model):
+    runs: int
+    completed: int
+    failed: int
+    cancelled: int
+    input_tokens: int
+    output_tokens: int
+    credits: float
+    requests: int
+
+
+class DailyUsage(UsageCounters):
+    date: date
+
+
+class AgentUsage(UsageCounters):
+    agent_id: str
+    name: str
+
+
+class UsageReport(_Model):
+    start_date: date
+    end_date: date
+    agent_id: str | None = None
+    totals: UsageCounters
+    daily: list[DailyUsage]
+    agents: list[AgentUsage]
+
+
+# --- runs -----------------------------------------------------------------------------------------
+class Billing(_Model):
+    """What a run cost, in credits, and the usage behind it."""
+
+    credits: float
+    input_tokens: int
+    output_tokens: int
+    requests: int
+    tool_calls: int
+
+
+class RunError(_Model):
+    code: str
+    message: str
+
+
+class Artifact(_Model):
+    artifact_id: str
+    run_id: str
+    name: str
+    mime_type: str
+    size_bytes: int
+    sha256: str
+    created_at: datetime
+    download_url: str
+
+
+class Run(_Model):
+    """A run; `result`, `artifacts`, `billing` are set once it is finished, `error` if failed."""
+
+    run_id: str
+    thread_id: str
+    agent_id: str
+    status: RunStatus
+    created_at: datetime
+    started_at: datetime | None = None
+    finished_at: datetime | None = None
+    status_url: str
+    events_url: str
+    artifacts_url: str
+    metadata: dict[str, Any] = Field(default_factory=dict)
+    result: str | None = None
+    artifacts: list[Artifact] | None = None
+    billing: Billing | None = None
+    error: RunError | None = None
+
+    @property
+    def finished(self) -> bool:
+        return self.status in TERMINAL_STATUSES
+
+
+class RunPage(_Model):
+    """A page of runs, newest first; pass `next_cursor` as `cursor` for the next one."""
+
+    data: list[Run]
+    has_more: bool
+    next_cursor: str | None = None
+
+
+class RunEvent(_Model):
+    """One event of a run's stream. `id` is its sequence number in the run (SSE `id:`), `event`
+    its kind, `data` the raw JSON payload; subclasses give the known kinds typed fields."""
+
+    kind: ClassVar[str] = ""
+    terminal: ClassVar[bool] = False
+
+    id: int
+    event: str
+    run_id: str
+    created_at: datetime
+    data: dict[str, Any]
+
+
+class RunQueued(RunEvent):
+    kind = "run.queued"
+    status: str = "queued"
+
+
+class RunStarted(RunEvent):
+    kind = "run.started"
+    status: str = "running"
+    attempt: int | None = None
+
+
+class RunStep(RunEvent):
+    """A model request (`step="model_request"`) or a tool call and its result."""
+
+    kind = "run.step"
+    step: str
+    index: int | None = None
+    tool: str | None = None
+    tool_call_id: str | None = None
+    args: dict[str, Any] | None = None
+
+
+class MessageDelta(RunEvent):
+    """Model text as it arrives."""
+
+    kind = "message.delta"
+    text: str
+
+
+class ArtifactCreated(RunEvent):
+    kind = "artifact.created"
+    artifact_id: str
+    name: str
+    mime_type: str
+    size_bytes: int
+    sha256: str
+
+
+class RunCompleted(RunEvent):
+    kind = "run.completed"
+    terminal = True
+    status: str = "completed"
+    result: str = ""
+    billing: Billing | None = None
+
+
+class RunFailed(RunEvent):
+    kind = "run.failed"
+    terminal = True
+    status: str = "failed"
+    error: RunError | None = None
+    billing: Billing | None = None
+
+
+class RunCancelled(RunEvent):
+    kind = "run.cancelled"
+    terminal = True
+    status: str = "cancelled"
+    billing: Billing | None = None
+
+
+_EVENT_TYPES: dict[str, type[RunEvent]] = {
+    cls.kind: cls
+    for cls in (
+        RunQueued,
+        RunStarted,
+        RunStep,
+        MessageDelta,
+        ArtifactCreated,
+        RunCompleted,
+        RunFailed,
+        RunCancelled,
+    )
+}
+
+
+def parse_event(event_id: int, kind: str, data: dict[str, Any]) -> RunEvent:
+    """The typed event for one frame; an unknown kind stays a plain `RunEvent`."""
+    cls = _EVENT_TYPES.get(kind, RunEvent)
+    return cls.model_validate({**data, "id": event_id, "event": kind, "data": data})
+
+
+# --- webhooks (server side not built yet) --------------------------------------------------------
+class Webhook(_Model):
+    """A webhook subscription. The server's shape is not settled; unknown fields are kept."""
+
+    url: str | None = None
+    events: list[str] = Field(default_factory=list)
+
+
+class WebhookDelivery(_Model):
+    """One delivery attempt of a webhook (shape not settled; unknown fields are kept)."""

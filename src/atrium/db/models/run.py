@@ -1,0 +1,123 @@
+"""Threads, runs (also the durable work queue), their events and their artifacts."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import (
+    JSON,
+    BigInteger,
+    ForeignKey,
+    Index,
+    Integer,
+    LargeBinary,
+    String,
+    Text,
+    UniqueConstraint,
+)
+from sqlalchemy.orm import Mapped, mapped_column
+
+from atrium.db.base import Base, TimestampMixin
+from atrium.kit.time import utcnow
+
+
+class Thread(TimestampMixin, Base):
+    """A conversation: its runs see the messages of its earlier runs, and run one at a time."""
+
+    __tablename__ = "threads"
+
+    id: Mapped[str] = mapped_column(String(40), primary_key=True)
+    account_id: Mapped[int] = mapped_column(
+        ForeignKey("accounts.id", ondelete="CASCADE"), index=True
+    )
+    # The mutex that keeps one run of a thread executing at a time: set by the claim that
+    # starts a run (a conditional update, so racing workers cannot both win), cleared at its end.
+    active_run_id: Mapped[str | None] = mapped_column(String(40), default=None)
+
+
+class Run(Base):
+    """One agent run. Rows with status `queued` are the work queue that workers claim from."""
+
+    __tablename__ = "runs"
+    __table_args__ = (
+        # The claim scans queued runs oldest first; listing scans an account's runs newest first.
+        Index("ix_runs_status_created_at", "status", "created_at"),
+        Index("ix_runs_account_id_created_at", "account_id", "created_at"),
+        Index("ix_runs_thread_id_created_at", "thread_id", "created_at"),
+        UniqueConstraint("account_id", "idempotency_key", name="uq_runs_account_id"),
+    )
+
+    id: Mapped[str] = mapped_column(String(40), primary_key=True)
+    account_id: Mapped[int] = mapped_column(ForeignKey("accounts.id", ondelete="CASCADE"))
+    thread_id: Mapped[str] = mapped_column(ForeignKey("threads.id", ondelete="CASCADE"))
+    # No foreign key: deleted agents are kept (soft delete), and a run must outlive anything.
+    agent_id: Mapped[str] = mapped_column(String(40))
+    model: Mapped[str] = mapped_column(String(200))
+    # The agent's config as it was when the run was created: editing an agent later does not
+    # change runs already queued.
+    agent_config: Mapped[dict[str, Any]] = mapped_column(JSON)
+    status: Mapped[str] = mapped_column(String(16))
+    prompt: Mapped[str] = mapped_column(Text)
+    run_metadata: Mapped[dict[str, Any]] = mapped_column("metadata", JSON)
+    idempotency_key: Mapped[str | None] = mapped_column(String(200), default=None)
+    request_hash: Mapped[str | None] = mapped_column(String(64), default=None)
+
+    # Queue and lease.
+    attempts: Mapped[int] = mapped_column(Integer, default=0)
+    lease_owner: Mapped[str | None] = mapped_column(String(64), default=None)
+    lease_expires_at: Mapped[datetime | None] = mapped_column(default=None)
+    cancel_requested: Mapped[bool] = mapped_column(default=False)
+    last_event_seq: Mapped[int] = mapped_column(Integer, default=0)
+
+    # Outcome.
+    result: Mapped[str | None] = mapped_column(Text, default=None)
+    error_code: Mapped[str | None] = mapped_column(String(64), default=None)
+    error_message: Mapped[str | None] = mapped_column(Text, default=None)
+    # The messages this run added to its thread (pydantic-ai's JSON form), for later runs.
+    messages: Mapped[list[Any] | None] = mapped_column(JSON, default=None)
+    input_tokens: Mapped[int] = mapped_column(BigInteger, default=0)
+    output_tokens: Mapped[int] = mapped_column(BigInteger, default=0)
+    requests: Mapped[int] = mapped_column(Integer, default=0)
+    tool_calls: Mapped[int] = mapped_column(Integer, default=0)
+    credits_micro: Mapped[int] = mapped_column(BigInteger, default=0)
+
+    created_at: Mapped[datetime] = mapped_column(default=utcnow)
+    started_at: Mapped[datetime | None] = mapped_column(default=None)
+    finished_at: Mapped[datetime | None] = mapped_column(default=None)
+
+
+class RunEvent(Base):
+    """One event of a run's stream; `seq` is the SSE `id:` and is dense per run from 1."""
+
+    __tablename__ = "run_events"
+    __table_args__ = (UniqueConstraint("run_id", "seq", name="uq_run_events_run_id"),)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    run_id: Mapped[str] = mapped_column(ForeignKey("runs.id", ondelete="CASCADE"))
+    seq: Mapped[int] = mapped_column(Integer)
+    kind: Mapped[str] = mapped_column(String(32))
+    data: Mapped[dict[str, Any]] = mapped_column(JSON)
+    created_at: Mapped[datetime] = mapped_column(default=utcnow)
+
+
+class Artifact(Base):
+    """A file a run wrote; the content lives in the database with the run."""
+
+    __tablename__ = "artifacts"
+    __table_args__ = (
+        # A run writes a name once (a rewrite replaces it), so a retried run cannot duplicate it.
+        UniqueConstraint("run_id", "name", name="uq_artifacts_run_id"),
+        Index("ix_artifacts_thread_id", "thread_id"),
+    )
+
+    id: Mapped[str] = mapped_column(String(40), primary_key=True)
+    run_id: Mapped[str] = mapped_column(ForeignKey("runs.id", ondelete="CASCADE"))
+    thread_id: Mapped[str] = mapped_column(String(40))
+    account_id: Mapped[int] = mapped_column(ForeignKey("accounts.id", ondelete="CASCADE"))
+    name: Mapped[str] = mapped_column(String(255))
+    mime_type: Mapped[str] = mapped_column(String(127))
+    size_bytes: Mapped[int] = mapped_column(Integer)
+    sha256: Mapped[str] = mapped_column(String(64))
+    content: Mapped[bytes] = mapped_column(LargeBinary)
+    created_at: Mapped[datetime] = mapped_column(default=utcnow)

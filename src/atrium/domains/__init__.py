@@ -1,0 +1,1 @@
+"""Domains: phpShort-compatible CRUD and list under `/api/v1/domains`."""

@@ -1,0 +1,109 @@
+"""`/api/v1/domains`: phpShort's domains API (form bodies in, phpShort's JSON out)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fastapi import APIRouter, Request, status
+
+from atrium.domains import service
+from atrium.domains.schemas import (
+    DomainDeleted,
+    DomainEnvelope,
+    DomainForm,
+    DomainOut,
+    DomainPage,
+)
+from atrium.errors import NotFound
+from atrium.http.deps import CurrentPrincipal, SessionDep, SettingsDep
+from atrium.kit.form_body import FormFields
+from atrium.kit.listing import ListQuery, record_id
+from atrium.kit.pagination import laravel_page
+
+router = APIRouter(prefix="/domains", tags=["domains"])
+
+_FORM_SCHEMA = DomainForm.model_json_schema()
+_BODY: dict[str, Any] = {
+    "requestBody": {
+        "content": {
+            media_type: {"schema": _FORM_SCHEMA}
+            for media_type in (
+                "application/x-www-form-urlencoded",
+                "multipart/form-data",
+                "application/json",
+            )
+        }
+    }
+}
+
+
+def _id(raw: str) -> int:
+    value = record_id(raw)
+    if value is None:
+        raise NotFound(f"no domain with id {raw}")
+    return value
+
+
+@router.get("")
+async def list_domains(
+    request: Request,
+    params: ListQuery,
+    session: SessionDep,
+    principal: CurrentPrincipal,
+    settings: SettingsDep,
+) -> DomainPage:
+    """List the account's domains: search by name, sort by id (date created) or name, paginate."""
+    domains, total = await service.list_domains(
+        session, account_id=principal.account_id, params=params
+    )
+    data = [DomainOut.of(domain, scheme=settings.domain_url_scheme) for domain in domains]
+    path = settings.public_url.rstrip("/") + request.url.path
+    return DomainPage.model_validate(laravel_page(data, total=total, params=params, path=path))
+
+
+@router.get("/{id}")
+async def show_domain(
+    id: str, session: SessionDep, principal: CurrentPrincipal, settings: SettingsDep
+) -> DomainEnvelope:
+    """One domain of the account."""
+    domain = await service.get_domain(session, account_id=principal.account_id, domain_id=_id(id))
+    return DomainEnvelope(data=DomainOut.of(domain, scheme=settings.domain_url_scheme), status=200)
+
+
+@router.post("", status_code=status.HTTP_201_CREATED, openapi_extra=_BODY)
+async def store_domain(
+    fields: FormFields, session: SessionDep, principal: CurrentPrincipal, settings: SettingsDep
+) -> DomainEnvelope:
+    """Create a domain: `name` (required), `index_page`, `not_found_page`."""
+    domain = await service.create_domain(
+        session,
+        account_id=principal.account_id,
+        fields=fields,
+        service_host=service.service_host(settings.public_url),
+    )
+    return DomainEnvelope(data=DomainOut.of(domain, scheme=settings.domain_url_scheme), status=201)
+
+
+@router.put("/{id}", openapi_extra=_BODY)
+@router.patch("/{id}", openapi_extra=_BODY)
+async def update_domain(
+    id: str,
+    fields: FormFields,
+    session: SessionDep,
+    principal: CurrentPrincipal,
+    settings: SettingsDep,
+) -> DomainEnvelope:
+    """Update `index_page` and/or `not_found_page` (an empty value clears; `name` is refused)."""
+    domain = await service.update_domain(
+        session, account_id=principal.account_id, domain_id=_id(id), fields=fields
+    )
+    return DomainEnvelope(data=DomainOut.of(domain, scheme=settings.domain_url_scheme), status=200)
+
+
+@router.delete("/{id}")
+async def delete_domain(id: str, session: SessionDep, principal: CurrentPrincipal) -> DomainDeleted:
+    """Delete a domain of the account."""
+    deleted = await service.delete_domain(
+        session, account_id=principal.account_id, domain_id=_id(id)
+    )
+    return DomainDeleted(id=deleted)

@@ -1,0 +1,65 @@
+"""Wire shapes of the domains API, phpShort's (DESIGN §4)."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, Field
+
+from atrium.db.models import Domain
+from atrium.domains.rules import domain_url
+from atrium.kit.pagination import PageLinks, PageMeta
+from atrium.kit.time import isoformat
+
+
+class DomainOut(BaseModel):
+    """A domain record."""
+
+    id: int
+    name: str = Field(description="Normalised host name (lower case, IDNA punycode).")
+    url: str = Field(description="The domain as a link: scheme (default https) + name.")
+    index_page: str | None = Field(description="Where `/` on the domain redirects.")
+    not_found_page: str | None = Field(description="Where any other path on the domain redirects.")
+    created_at: str
+    updated_at: str
+
+    @classmethod
+    def of(cls, domain: Domain, *, scheme: str) -> DomainOut:
+        return cls(
+            id=domain.id,
+            name=domain.name,
+            url=domain_url(scheme, domain.name),
+            index_page=domain.index_page,
+            not_found_page=domain.not_found_page,
+            created_at=isoformat(domain.created_at),
+            updated_at=isoformat(domain.updated_at),
+        )
+
+
+class DomainEnvelope(BaseModel):
+    data: DomainOut
+    status: int = Field(description="The HTTP status, repeated (phpShort).")
+
+
+class DomainPage(BaseModel):
+    """A Laravel paginator page of domains."""
+
+    data: list[DomainOut]
+    links: PageLinks
+    meta: PageMeta
+    status: int
+
+
+class DomainDeleted(BaseModel):
+    id: int
+    object: Literal["domain"] = "domain"
+    deleted: bool = True
+    status: int = 200
+
+
+class DomainForm(BaseModel):
+    """Store: `name` required; update: only the two pages (`name` is not updatable)."""
+
+    name: str | None = Field(None, description="Required on store; refused on update.")
+    index_page: str | None = Field(None, description="Absolute http(s) URL; empty clears.")
+    not_found_page: str | None = Field(None, description="Absolute http(s) URL; empty clears.")

@@ -1,0 +1,85 @@
+"""Case-insensitive substring search on domain names, served by a trigram index.
+
+Names are stored lower-case ASCII (punycode), so the term is lower-cased (and a Unicode term
+IDNA-encoded) and then matched exactly. SQLite: the FTS5 trigram table `domains_fts`; a term
+shorter than three characters has no trigram and is always scanned. PostgreSQL: `LIKE` over
+the `pg_trgm` GIN index, chosen (or not) by the planner from its statistics.
+"""
+
+from __future__ import annotations
+
+import re
+
+import idna
+from sqlalchemy import ColumnElement, Integer, column, func, literal_column, select, table
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from atrium.db.models import Domain
+
+_FTS = table("domains_fts", column("rowid", Integer))
+_TRIGRAM = 3
+_NAME_CHARACTERS = re.compile(r"[a-z0-9.-]+")
+
+
+def normalize_term(raw: str) -> str | None:
+    """The term as stored names spell it; None when no stored name can contain it."""
+    term = raw.lower()
+    if not term.isascii():
+        try:
+            term = idna.encode(term, uts46=True).decode("ascii")
+        except (idna.IDNAError, UnicodeError):
+            return None
+    # Stored names hold only these characters: any other term matches nothing, unqueried.
+    return term if _NAME_CHARACTERS.fullmatch(term) else None
+
+
+def _sqlite(session: AsyncSession) -> bool:
+    return session.get_bind().dialect.name == "sqlite"
+
+
+def _like_pattern(term: str) -> str:
+    escaped = term.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+    return f"%{escaped}%"
+
+
+def predicate(session: AsyncSession, term: str) -> ColumnElement[bool]:
+    """`name` contains `term`, in the form each database evaluates fastest on a scan."""
+    if _sqlite(session):
+        return func.instr(Domain.name, term) > 0
+    return Domain.name.like(_like_pattern(term), escape="\\")
+
+
+async def candidates(
+    session: AsyncSession, *, account_id: int, term: str, cap: int
+) -> list[tuple[int, str]] | None:
+    """`(id, name)` of every matching domain of the account, or None when there are over `cap`.
+
+    None means the term is not selective: scanning the account's index is then cheaper.
+    """
+    if _sqlite(session) and len(term) >= _TRIGRAM:
+        return await _sqlite_fts_candidates(session, account_id=account_id, term=term, cap=cap)
+    # PostgreSQL's planner picks the trigram index or a scan; a term too short for SQLite's
+    # trigrams is scanned. Either way the LIMIT ends an unselective term's scan early.
+    query = select(Domain.id, Domain.name).where(
+        Domain.account_id == account_id, predicate(session, term)
+    )
+    rows = [(row[0], row[1]) for row in await session.execute(query.limit(cap + 1))]
+    return None if len(rows) > cap else rows
+
+
+async def _sqlite_fts_candidates(
+    session: AsyncSession, *, account_id: int, term: str, cap: int
+) -> list[tuple[int, str]] | None:
+    # Probe the index globally first: a phrase of trigrams is an exact substring match, and
+    # the LIMIT stops an unselective term after `cap` hits instead of reading every posting.
+    phrase = '"' + term.replace('"', '""') + '"'
+    match = literal_column("domains_fts").op("MATCH")(phrase)
+    hits = (await session.scalars(select(_FTS.c.rowid).where(match).limit(cap + 1))).all()
+    if len(hits) > cap:
+        return None
+    if not hits:
+        return []
+    # Filtered by account here, not in SQL: given `account_id = ?`, SQLite prefers walking the
+    # account's whole index to looking up these few rowids.
+    owners = select(Domain.id, Domain.name, Domain.account_id).where(Domain.id.in_(hits))
+    return [(row[0], row[1]) for row in await session.execute(owners) if row[2] == account_id]

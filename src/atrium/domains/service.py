@@ -1,0 +1,90 @@
+"""Rules for domains: who owns what, name normalisation and uniqueness, page URLs, lists."""
+
+from __future__ import annotations
+
+from urllib.parse import urlsplit
+
+from sqlalchemy.exc import IntegrityError
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from atrium.db.models import Domain
+from atrium.domains import repository
+from atrium.domains.rules import normalize_name, normalize_page_url
+from atrium.errors import InvalidParameter, NotFound
+from atrium.kit.form_body import Fields, text_field
+from atrium.kit.listing import ListParams
+from atrium.kit.time import utcnow
+
+_PAGES = ("index_page", "not_found_page")
+
+
+def _taken() -> InvalidParameter:
+    return InvalidParameter("name", "name has already been taken")
+
+
+async def get_domain(session: AsyncSession, *, account_id: int, domain_id: int) -> Domain:
+    """The account's domain; another account's id is as unknown as a missing one."""
+    domain = await repository.get(session, account_id=account_id, domain_id=domain_id)
+    if domain is None:
+        raise NotFound(f"no domain with id {domain_id}")
+    return domain
+
+
+async def create_domain(
+    session: AsyncSession, *, account_id: int, fields: Fields, service_host: str | None
+) -> Domain:
+    """Validate every field before writing anything; the name is unique in the deployment."""
+    raw_name = text_field(fields, "name")
+    if raw_name is None or not raw_name:
+        raise InvalidParameter("name", "name is required")
+    name = normalize_name(raw_name)
+    if service_host is not None and name == service_host:
+        raise InvalidParameter("name", "name is the service's own host")
+    pages = {page: normalize_page_url(page, text_field(fields, page)) for page in _PAGES}
+    if await repository.name_exists(session, name):
+        raise _taken()
+    now = utcnow()  # one instant for both stamps, as Laravel does
+    domain = Domain(account_id=account_id, name=name, created_at=now, updated_at=now, **pages)
+    session.add(domain)
+    try:
+        await session.flush()
+    except IntegrityError as exc:  # a concurrent store of the same name won the race
+        raise _taken() from exc
+    return domain
+
+
+async def update_domain(
+    session: AsyncSession, *, account_id: int, domain_id: int, fields: Fields
+) -> Domain:
+    """PUT and PATCH alike: the pages present are set (empty clears), absent ones are kept."""
+    domain = await get_domain(session, account_id=account_id, domain_id=domain_id)
+    if "name" in fields:
+        raise InvalidParameter("name", "name cannot be updated")
+    changes = {
+        page: normalize_page_url(page, text_field(fields, page))
+        for page in _PAGES
+        if page in fields
+    }
+    for page, value in changes.items():
+        setattr(domain, page, value)
+    await session.flush()
+    return domain
+
+
+async def delete_domain(session: AsyncSession, *, account_id: int, domain_id: int) -> int:
+    domain = await get_domain(session, account_id=account_id, domain_id=domain_id)
+    await session.delete(domain)
+    await session.flush()
+    return domain_id
+
+
+async def list_domains(
+    session: AsyncSession, *, account_id: int, params: ListParams
+) -> tuple[list[Domain], int]:
+    return await repository.list_page(session, account_id=account_id, params=params)
+
+
+def service_host(public_url: str) -> str | None:
+    """The host of the service's own URL: it is never a domain."""
+    host = urlsplit(public_url).hostname
+    return host.rstrip(".").lower() if host else None

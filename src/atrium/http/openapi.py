@@ -1,0 +1,115 @@
+"""The OpenAPI document describes what the API really sends.
+
+FastAPI documents a 422 validation body that atrium never sends (DESIGN §3 maps validation to
+400). Here every operation of an API group documents the one error body for its error statuses,
+the Bearer scheme, and the `X-RateLimit-*` headers on every response.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fastapi import FastAPI
+from fastapi.openapi.utils import get_openapi
+
+from atrium.http.groups import group_for
+
+_ERROR_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "required": ["error"],
+    "additionalProperties": False,
+    "properties": {
+        "error": {
+            "type": "object",
+            "required": ["code", "message", "details"],
+            "additionalProperties": False,
+            "properties": {
+                "code": {"type": "string", "examples": ["INVALID_PARAMETER"]},
+                "message": {"type": "string"},
+                "details": {
+                    "type": "object",
+                    "description": "Diagnostics; `parameter` names the offending parameter.",
+                    "properties": {"parameter": {"type": "string"}},
+                },
+            },
+        }
+    },
+}
+
+_RATE_HEADERS: dict[str, Any] = {
+    "X-RateLimit-Limit": {
+        "description": "Requests allowed in the window.",
+        "schema": {"type": "integer"},
+    },
+    "X-RateLimit-Remaining": {
+        "description": "Requests left in the window.",
+        "schema": {"type": "integer"},
+    },
+    "X-RateLimit-Reset": {
+        "description": "When the window resets, Unix epoch seconds.",
+        "schema": {"type": "integer"},
+    },
+}
+
+_GROUP_ERRORS = {
+    "400": "Missing or invalid parameter (`INVALID_PARAMETER`, `details.parameter`).",
+    "401": "Missing or invalid API key (`UNAUTHORIZED`).",
+    "404": "Unknown id, another account's id, or unknown path (`NOT_FOUND`).",
+    "429": "Rate limit exceeded (`RATE_LIMITED`); see `Retry-After`.",
+}
+
+
+def _error_response(description: str) -> dict[str, Any]:
+    return {
+        "description": description,
+        "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}},
+    }
+
+
+def _document_operation(operation: dict[str, Any], *, in_group: bool) -> None:
+    responses: dict[str, Any] = operation.setdefault("responses", {})
+    responses.pop("422", None)
+    if not in_group:
+        return
+    for status, description in _GROUP_ERRORS.items():
+        responses.setdefault(status, _error_response(description))
+    responses["429"].setdefault("headers", {})["Retry-After"] = {
+        "description": "Seconds until the window resets.",
+        "schema": {"type": "integer"},
+    }
+    for response in responses.values():
+        response.setdefault("headers", {}).update(_RATE_HEADERS)
+    operation["security"] = [{"bearerAuth": []}]
+
+
+def build_openapi(app: FastAPI) -> dict[str, Any]:
+    schema = get_openapi(
+        title=app.title,
+        version=app.version,
+        summary=app.summary,
+        description=app.description,
+        routes=app.routes,
+    )
+    components: dict[str, Any] = schema.setdefault("components", {})
+    schemas: dict[str, Any] = components.setdefault("schemas", {})
+    schemas.pop("HTTPValidationError", None)
+    schemas.pop("ValidationError", None)
+    schemas["Error"] = _ERROR_SCHEMA
+    components["securitySchemes"] = {
+        "bearerAuth": {"type": "http", "scheme": "bearer", "description": "An `atr_…` API key."}
+    }
+    for path, item in schema.get("paths", {}).items():
+        in_group = group_for(path) is not None
+        for operation in item.values():
+            if isinstance(operation, dict) and "responses" in operation:
+                _document_operation(operation, in_group=in_group)
+    return schema
+
+
+def install(app: FastAPI) -> None:
+    def openapi() -> dict[str, Any]:
+        if app.openapi_schema is None:
+            app.openapi_schema = build_openapi(app)
+        return app.openapi_schema
+
+    app.openapi = openapi  # type: ignore[method-assign]

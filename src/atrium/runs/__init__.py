@@ -1,0 +1,1 @@
+"""Agent runs: the API (endpoints, schemas, service, repository), events and their broker."""

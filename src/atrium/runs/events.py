@@ -1,0 +1,53 @@
+"""Run events: their kinds and the one shape they take in the database, the broker and SSE."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any, Final
+
+from atrium.db.models import RunEvent
+from atrium.kit.time import isoformat
+
+QUEUED: Final = "run.queued"
+STARTED: Final = "run.started"
+STEP: Final = "run.step"
+MESSAGE_DELTA: Final = "message.delta"
+ARTIFACT_CREATED: Final = "artifact.created"
+COMPLETED: Final = "run.completed"
+FAILED: Final = "run.failed"
+CANCELLED: Final = "run.cancelled"
+TERMINAL_KINDS: Final = frozenset({COMPLETED, FAILED, CANCELLED})
+TERMINAL_KIND_OF_STATUS: Final = {"completed": COMPLETED, "failed": FAILED, "cancelled": CANCELLED}
+
+
+def event_row(
+    run_id: str, seq: int, kind: str, payload: dict[str, Any], created_at: datetime
+) -> dict[str, Any]:
+    """The values of one `run_events` row."""
+    return {"run_id": run_id, "seq": seq, "kind": kind, "data": payload, "created_at": created_at}
+
+
+def event_message(row: dict[str, Any]) -> dict[str, Any]:
+    """`{"id", "event", "data"}`: what a reader receives, live or replayed."""
+    return {
+        "id": row["seq"],
+        "event": row["kind"],
+        "data": {
+            "run_id": row["run_id"],
+            "seq": row["seq"],
+            "created_at": isoformat(row["created_at"]),
+            **row["data"],
+        },
+    }
+
+
+def stored_event_message(event: RunEvent) -> dict[str, Any]:
+    return event_message(
+        {
+            "run_id": event.run_id,
+            "seq": event.seq,
+            "kind": event.kind,
+            "data": event.data,
+            "created_at": event.created_at,
+        }
+    )

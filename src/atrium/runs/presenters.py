@@ -1,0 +1,74 @@
+"""Rows → response bodies: absolute URLs, credits from micro-credits, fields only when due."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from atrium.db.models import Artifact, Run
+from atrium.http.groups import RUNS
+from atrium.kit.time import isoformat
+from atrium.runs.schemas import (
+    TERMINAL_STATUSES,
+    ArtifactOut,
+    Billing,
+    RunError,
+    RunOut,
+)
+from atrium.settings import Settings
+
+MICRO = 1_000_000
+
+
+def run_url(settings: Settings, run_id: str) -> str:
+    return f"{settings.public_url.rstrip('/')}{RUNS.prefix}/agent/runs/{run_id}"
+
+
+def billing_of(run: Run) -> Billing:
+    return Billing(
+        credits=run.credits_micro / MICRO,
+        input_tokens=run.input_tokens,
+        output_tokens=run.output_tokens,
+        requests=run.requests,
+        tool_calls=run.tool_calls,
+    )
+
+
+def artifact_out(settings: Settings, artifact: Artifact) -> ArtifactOut:
+    return ArtifactOut(
+        artifact_id=artifact.id,
+        run_id=artifact.run_id,
+        name=artifact.name,
+        mime_type=artifact.mime_type,
+        size_bytes=artifact.size_bytes,
+        sha256=artifact.sha256,
+        created_at=isoformat(artifact.created_at),
+        download_url=f"{run_url(settings, artifact.run_id)}/artifacts/{artifact.id}/content",
+    )
+
+
+def run_out(settings: Settings, run: Run, artifacts: Sequence[Artifact] = ()) -> RunOut:
+    """The run as the API shows it; `artifacts` matter only once the run is finished."""
+    url = run_url(settings, run.id)
+    out = RunOut(
+        run_id=run.id,
+        thread_id=run.thread_id,
+        agent_id=run.agent_id,
+        status=run.status,
+        created_at=isoformat(run.created_at),
+        started_at=isoformat(run.started_at) if run.started_at else None,
+        finished_at=isoformat(run.finished_at) if run.finished_at else None,
+        status_url=url,
+        events_url=f"{url}/events",
+        artifacts_url=f"{url}/artifacts",
+        metadata=run.run_metadata,
+    )
+    if run.status in TERMINAL_STATUSES:
+        if run.status == "completed":
+            out.result = run.result or ""
+        out.artifacts = [artifact_out(settings, artifact) for artifact in artifacts]
+        out.billing = billing_of(run)
+        if run.status == "failed":
+            out.error = RunError(
+                code=run.error_code or "INTERNAL_ERROR", message=run.error_message or ""
+            )
+    return out

@@ -1,0 +1,139 @@
+"""SQL of the runs API: threads, runs, events and artifacts as the endpoints read and write them.
+
+The worker's queue statements (claim, lease, finish) live in `atrium.worker.queue`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import and_, insert, or_, select, update
+from sqlalchemy.ext.asyncio import AsyncSession
+from sqlalchemy.orm import defer
+
+from atrium.db.models import Artifact, Run, RunEvent, Thread
+
+
+async def get_thread(session: AsyncSession, *, account_id: int, thread_id: str) -> Thread | None:
+    return await session.scalar(
+        select(Thread).where(Thread.id == thread_id, Thread.account_id == account_id)
+    )
+
+
+async def get_run(session: AsyncSession, *, account_id: int, run_id: str) -> Run | None:
+    return await session.scalar(
+        select(Run)
+        .where(Run.id == run_id, Run.account_id == account_id)
+        .options(defer(Run.messages), defer(Run.agent_config))
+    )
+
+
+async def get_run_by_idempotency_key(
+    session: AsyncSession, *, account_id: int, key: str
+) -> Run | None:
+    return await session.scalar(
+        select(Run).where(Run.account_id == account_id, Run.idempotency_key == key)
+    )
+
+
+async def list_runs(
+    session: AsyncSession,
+    *,
+    account_id: int,
+    status: str | None,
+    agent_id: str | None,
+    thread_id: str | None,
+    before: tuple[datetime, str] | None,
+    limit: int,
+) -> Sequence[Run]:
+    """The account's runs newest first, strictly after the cursor position `before`."""
+    query = (
+        select(Run)
+        .where(Run.account_id == account_id)
+        .options(defer(Run.messages), defer(Run.agent_config), defer(Run.prompt))
+    )
+    if status is not None:
+        query = query.where(Run.status == status)
+    if agent_id is not None:
+        query = query.where(Run.agent_id == agent_id)
+    if thread_id is not None:
+        query = query.where(Run.thread_id == thread_id)
+    if before is not None:
+        created_at, run_id = before
+        query = query.where(
+            or_(Run.created_at < created_at, and_(Run.created_at == created_at, Run.id < run_id))
+        )
+    query = query.order_by(Run.created_at.desc(), Run.id.desc()).limit(limit)
+    return (await session.scalars(query)).all()
+
+
+async def artifacts_of_runs(
+    session: AsyncSession, run_ids: Sequence[str]
+) -> dict[str, list[Artifact]]:
+    """Artifact metadata (content not loaded) of each run, oldest first."""
+    found: dict[str, list[Artifact]] = {run_id: [] for run_id in run_ids}
+    if not run_ids:
+        return found
+    rows = await session.scalars(
+        select(Artifact)
+        .where(Artifact.run_id.in_(run_ids))
+        .options(defer(Artifact.content))
+        .order_by(Artifact.created_at, Artifact.id)
+    )
+    for row in rows:
+        found[row.run_id].append(row)
+    return found
+
+
+async def get_artifact(session: AsyncSession, *, run_id: str, artifact_id: str) -> Artifact | None:
+    return await session.scalar(
+        select(Artifact).where(Artifact.run_id == run_id, Artifact.id == artifact_id)
+    )
+
+
+async def events_after(
+    session: AsyncSession, *, run_id: str, after_seq: int, limit: int | None = None
+) -> Sequence[RunEvent]:
+    query = (
+        select(RunEvent)
+        .where(RunEvent.run_id == run_id, RunEvent.seq > after_seq)
+        .order_by(RunEvent.seq)
+    )
+    if limit is not None:
+        query = query.limit(limit)
+    return (await session.scalars(query)).all()
+
+
+async def insert_events(session: AsyncSession, rows: Sequence[dict[str, Any]]) -> None:
+    if rows:
+        await session.execute(insert(RunEvent), list(rows))
+
+
+async def cancel_queued(session: AsyncSession, *, run_id: str, now: datetime) -> int | None:
+    """Cancel a run still waiting in the queue; the sequence number of its final event, or None
+    when a worker claimed it first (the conditional update is the arbiter)."""
+    seq = await session.scalar(
+        update(Run)
+        .where(Run.id == run_id, Run.status == "queued")
+        .values(
+            status="cancelled",
+            finished_at=now,
+            cancel_requested=True,
+            last_event_seq=Run.last_event_seq + 1,
+        )
+        .returning(Run.last_event_seq)
+    )
+    return None if seq is None else int(seq)
+
+
+async def request_cancel(session: AsyncSession, *, run_id: str) -> bool:
+    """Flag a running run; its worker stops it at the next step. False if no longer running."""
+    result = await session.execute(
+        update(Run)
+        .where(Run.id == run_id, Run.status == "running")
+        .values(cancel_requested=True)
+        .returning(Run.id)
+    )
+    return result.first() is not None

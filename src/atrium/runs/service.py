@@ -1,0 +1,298 @@
+"""Rules of the runs API: creating (idempotently), reading, listing and cancelling runs.
+
+Services never commit: the request's session does. Everything others must hear about (events,
+wake-ups, cancel requests) is published from an after-commit hook, so nobody is told about a
+run that then fails to commit.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import hashlib
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy.exc import IntegrityError
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from atrium.agents.service import resolve_agent_for_run
+from atrium.analytics.service import record_run_usage
+from atrium.db.models import Artifact, Run, Thread
+from atrium.errors import Conflict, InvalidParameter, NotFound
+from atrium.kit.ids import new_id
+from atrium.kit.time import as_utc, utcnow
+from atrium.runs import events, repository
+from atrium.runs.broker import Broker
+from atrium.runs.hooks import after_commit
+from atrium.runs.schemas import STATUSES, TERMINAL_STATUSES, RunCreate
+from atrium.settings import Settings
+
+MAX_IDEMPOTENCY_KEY = 200
+MAX_ID_LENGTH = 40
+
+
+@dataclass(frozen=True, slots=True)
+class CreatedRun:
+    run: Run
+    replayed: bool
+
+
+def _not_found(run_id: str) -> NotFound:
+    return NotFound(f"no run with id {run_id!r}", details={"parameter": "run_id"})
+
+
+def _request_hash(data: RunCreate) -> str:
+    canonical = json.dumps(data.model_dump(), sort_keys=True, separators=(",", ":"), default=str)
+    return hashlib.sha256(canonical.encode()).hexdigest()
+
+
+def _checked_prompt(settings: Settings, prompt: str) -> str:
+    if not prompt.strip():
+        raise InvalidParameter("prompt", "prompt must not be blank")
+    if len(prompt) > settings.run_max_prompt_chars:
+        raise InvalidParameter(
+            "prompt", f"prompt is longer than {settings.run_max_prompt_chars} characters"
+        )
+    return prompt
+
+
+def _checked_metadata(settings: Settings, metadata: dict[str, Any] | None) -> dict[str, Any]:
+    if metadata is None:
+        return {}
+    size = len(json.dumps(metadata, separators=(",", ":")).encode())
+    if size > settings.run_max_metadata_bytes:
+        raise InvalidParameter(
+            "metadata", f"metadata is larger than {settings.run_max_metadata_bytes} bytes as JSON"
+        )
+    return metadata
+
+
+def _checked_idempotency_key(key: str | None) -> str | None:
+    if key is None:
+        return None
+    if not 1 <= len(key) <= MAX_IDEMPOTENCY_KEY or not key.isprintable():
+        raise InvalidParameter(
+            "Idempotency-Key",
+            f"Idempotency-Key must be 1-{MAX_IDEMPOTENCY_KEY} printable characters",
+        )
+    return key
+
+
+def _replay(existing: Run, request_hash: str) -> CreatedRun:
+    if existing.request_hash != request_hash:
+        raise Conflict(
+            "Idempotency-Key was already used with a different request body",
+            details={"parameter": "Idempotency-Key", "run_id": existing.id},
+        )
+    return CreatedRun(existing, replayed=True)
+
+
+async def create_run(
+    session: AsyncSession,
+    *,
+    settings: Settings,
+    broker: Broker,
+    account_id: int,
+    data: RunCreate,
+    idempotency_key: str | None,
+) -> CreatedRun:
+    """Queue a run. The same Idempotency-Key and body return the first run again."""
+    prompt = _checked_prompt(settings, data.prompt)
+    metadata = _checked_metadata(settings, data.metadata)
+    key = _checked_idempotency_key(idempotency_key)
+    request_hash = _request_hash(data) if key is not None else None
+    if key is not None and request_hash is not None:
+        existing = await repository.get_run_by_idempotency_key(
+            session, account_id=account_id, key=key
+        )
+        if existing is not None:
+            return _replay(existing, request_hash)
+
+    agent = await resolve_agent_for_run(session, account_id=account_id, agent_id=data.agent_id)
+    now = utcnow()
+    if data.thread_id is not None:
+        thread = await repository.get_thread(
+            session, account_id=account_id, thread_id=data.thread_id[:MAX_ID_LENGTH]
+        )
+        if thread is None:
+            raise NotFound(
+                f"no thread with id {data.thread_id!r}", details={"parameter": "thread_id"}
+            )
+        thread_id = thread.id
+    else:
+        thread_id = new_id("thr")
+        session.add(Thread(id=thread_id, account_id=account_id, created_at=now, updated_at=now))
+
+    config = dict(agent.config)
+    run = Run(
+        id=new_id("run"),
+        account_id=account_id,
+        thread_id=thread_id,
+        agent_id=agent.id,
+        model=str(config.get("model", "atrium:offline")),
+        agent_config=config,
+        status="queued",
+        prompt=prompt,
+        run_metadata=metadata,
+        idempotency_key=key,
+        request_hash=request_hash,
+        attempts=0,
+        cancel_requested=False,
+        last_event_seq=1,
+        input_tokens=0,
+        output_tokens=0,
+        requests=0,
+        tool_calls=0,
+        credits_micro=0,
+        created_at=now,
+    )
+    try:
+        # A savepoint, so losing an Idempotency-Key race leaves the request's transaction usable.
+        async with session.begin_nested():
+            session.add(run)
+            await session.flush()
+    except IntegrityError:
+        if key is None or request_hash is None:
+            raise
+        existing = await repository.get_run_by_idempotency_key(
+            session, account_id=account_id, key=key
+        )
+        if existing is None:
+            raise
+        return _replay(existing, request_hash)
+
+    row = events.event_row(run.id, 1, events.QUEUED, {"status": "queued"}, now)
+    await repository.insert_events(session, [row])
+    message = events.event_message(row)
+
+    def announce() -> None:
+        broker.publish_events(run.id, [message])
+        broker.wake_workers()
+
+    after_commit(session, announce)
+    return CreatedRun(run, replayed=False)
+
+
+async def get_run(session: AsyncSession, *, account_id: int, run_id: str) -> Run:
+    run = await repository.get_run(session, account_id=account_id, run_id=run_id[:MAX_ID_LENGTH])
+    if run is None:
+        raise _not_found(run_id)
+    return run
+
+
+async def artifacts_of(session: AsyncSession, runs: Sequence[Run]) -> dict[str, list[Artifact]]:
+    """Artifact metadata of the finished runs among `runs` (the only ones that show them)."""
+    finished = [run.id for run in runs if run.status in TERMINAL_STATUSES]
+    return await repository.artifacts_of_runs(session, finished)
+
+
+def _encode_cursor(run: Run) -> str:
+    raw = f"{as_utc(run.created_at).isoformat()}|{run.id}"
+    return base64.urlsafe_b64encode(raw.encode()).decode().rstrip("=")
+
+
+def _decode_cursor(cursor: str) -> tuple[datetime, str]:
+    try:
+        raw = base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)).decode()
+        stamp, run_id = raw.split("|", 1)
+        return as_utc(datetime.fromisoformat(stamp)), run_id
+    except (ValueError, binascii.Error, UnicodeDecodeError) as exc:
+        raise InvalidParameter("cursor", "cursor is not one this API returned") from exc
+
+
+async def list_runs(
+    session: AsyncSession,
+    *,
+    account_id: int,
+    status: str | None,
+    agent_id: str | None,
+    thread_id: str | None,
+    limit: int,
+    cursor: str | None,
+) -> tuple[Sequence[Run], str | None]:
+    """A page of the account's runs, newest first, and the cursor of the next page."""
+    if status is not None and status not in STATUSES:
+        raise InvalidParameter("status", f"status must be one of {', '.join(STATUSES)}")
+    before = _decode_cursor(cursor) if cursor else None
+    rows = await repository.list_runs(
+        session,
+        account_id=account_id,
+        status=status,
+        agent_id=agent_id,
+        thread_id=thread_id,
+        before=before,
+        limit=limit + 1,
+    )
+    page = rows[:limit]
+    next_cursor = _encode_cursor(page[-1]) if len(rows) > limit else None
+    return page, next_cursor
+
+
+async def cancel_run(session: AsyncSession, *, broker: Broker, account_id: int, run_id: str) -> Run:
+    """Cancel a queued run at once; ask the worker of a running run to stop at its next step."""
+    run = await get_run(session, account_id=account_id, run_id=run_id)
+    if run.status in TERMINAL_STATUSES:
+        raise Conflict(
+            f"run is already {run.status}", details={"run_id": run.id, "status": run.status}
+        )
+    now = utcnow()
+    if run.status == "queued":
+        seq = await repository.cancel_queued(session, run_id=run.id, now=now)
+        if seq is not None:
+            await _record_cancelled_in_queue(session, broker=broker, run=run, seq=seq, now=now)
+            await session.refresh(run)
+            return run
+    if await repository.request_cancel(session, run_id=run.id):
+        after_commit(session, lambda: broker.request_cancel(run.id))
+    await session.refresh(run)
+    return run
+
+
+async def _record_cancelled_in_queue(
+    session: AsyncSession, *, broker: Broker, run: Run, seq: int, now: datetime
+) -> None:
+    payload = {"status": "cancelled", "billing": _zero_billing()}
+    row = events.event_row(run.id, seq, events.CANCELLED, payload, now)
+    await repository.insert_events(session, [row])
+    await record_run_usage(
+        session,
+        account_id=run.account_id,
+        agent_id=run.agent_id,
+        day=now.date(),
+        status="cancelled",
+        input_tokens=0,
+        output_tokens=0,
+        credits_micro=0,
+        requests=0,
+    )
+    message = events.event_message(row)
+
+    def announce() -> None:
+        broker.publish_events(run.id, [message])
+        # The thread's next run may have been waiting behind this one.
+        broker.wake_workers()
+
+    after_commit(session, announce)
+
+
+def _zero_billing() -> dict[str, Any]:
+    return {"credits": 0.0, "input_tokens": 0, "output_tokens": 0, "requests": 0, "tool_calls": 0}
+
+
+async def get_artifact(
+    session: AsyncSession, *, account_id: int, run_id: str, artifact_id: str
+) -> Artifact:
+    run = await get_run(session, account_id=account_id, run_id=run_id)
+    artifact = await repository.get_artifact(
+        session, run_id=run.id, artifact_id=artifact_id[:MAX_ID_LENGTH]
+    )
+    if artifact is None:
+        raise NotFound(
+            f"no artifact with id {artifact_id!r} in this run",
+            details={"parameter": "artifact_id"},
+        )
+    return artifact

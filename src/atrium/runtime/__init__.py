@@ -1,0 +1,1 @@
+"""Agent execution with pydantic-ai: models, tools, the offline model, billing."""

@@ -1,0 +1,39 @@
+"""What the runtime needs from whoever executes a run: somewhere to send events and artifacts.
+
+The worker implements it over the database (with the run's lease guarding every write); the
+runtime stays free of storage concerns.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+
+@dataclass(frozen=True, slots=True)
+class StoredArtifact:
+    name: str
+    mime_type: str
+    size_bytes: int
+    run_id: str
+    content: bytes | None = None
+
+
+class RunSink(Protocol):
+    def emit(self, kind: str, payload: dict[str, Any]) -> None:
+        """Queue an event (persisted and delivered at the next flush)."""
+
+    def append_text(self, text: str) -> None:
+        """Queue streamed model text; consecutive pieces coalesce into one message.delta."""
+
+    async def checkpoint(self) -> bool:
+        """Persist what is queued; True when the run's cancellation was requested."""
+
+    async def write_artifact(self, *, name: str, content: bytes, mime_type: str) -> None:
+        """Store (or replace) the run's artifact `name` and announce it."""
+
+    async def list_artifacts(self) -> list[StoredArtifact]:
+        """Artifacts of the run's thread (content not loaded)."""
+
+    async def read_artifact(self, name: str) -> StoredArtifact | None:
+        """The newest artifact called `name` in the run's thread, with its content."""

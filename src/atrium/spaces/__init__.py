@@ -1,0 +1,1 @@
+"""Spaces: phpShort-compatible CRUD and list under `/api/v1/spaces`."""

@@ -1,0 +1,59 @@
+"""Wire shapes of the spaces API, phpShort's (DESIGN §4)."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, Field
+
+from atrium.db.models import Space
+from atrium.kit.pagination import PageLinks, PageMeta
+from atrium.kit.time import isoformat
+
+
+class SpaceOut(BaseModel):
+    """A space record."""
+
+    id: int
+    name: str
+    color: int = Field(description="Color code, 1 to 6.")
+    created_at: str
+    updated_at: str
+
+    @classmethod
+    def of(cls, space: Space) -> SpaceOut:
+        return cls(
+            id=space.id,
+            name=space.name,
+            color=space.color,
+            created_at=isoformat(space.created_at),
+            updated_at=isoformat(space.updated_at),
+        )
+
+
+class SpaceEnvelope(BaseModel):
+    data: SpaceOut
+    status: int = Field(description="The HTTP status, repeated (phpShort).")
+
+
+class SpacePage(BaseModel):
+    """A Laravel paginator page of spaces."""
+
+    data: list[SpaceOut]
+    links: PageLinks
+    meta: PageMeta
+    status: int
+
+
+class SpaceDeleted(BaseModel):
+    id: int
+    object: Literal["space"] = "space"
+    deleted: bool = True
+    status: int = 200
+
+
+class SpaceForm(BaseModel):
+    """Store: `name` required, `color` 1-6 (default 1); update: both optional."""
+
+    name: str | None = Field(None, description="1 to 32 characters, unique in the account.")
+    color: int | None = Field(None, description="1 to 6; default 1 on store.")

@@ -1,0 +1,82 @@
+"""Group commit: the worker's many small writes, committed together in one transaction.
+
+SQLite has one writer, and a transaction costs about the same with one statement as with fifty;
+so rather than every run taking the write connection for each checkpoint, claim and finish,
+one task drains a queue of write operations and runs each batch in a single transaction. Should
+one operation fail, the batch is rolled back and its operations run again one transaction each,
+so a failing operation never undoes the others. On PostgreSQL it also means fewer commits.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import Awaitable, Callable
+from typing import Any, TypeVar
+
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from atrium.db.engine import Database
+
+log = logging.getLogger("atrium.worker")
+T = TypeVar("T")
+WriteOperation = Callable[[AsyncSession], Awaitable[Any]]
+_MAX_BATCH = 256
+
+
+class WriteBatcher:
+    def __init__(self, db: Database) -> None:
+        self.db = db
+        self._queue: asyncio.Queue[tuple[WriteOperation, asyncio.Future[Any]]] = asyncio.Queue()
+        self._task: asyncio.Task[None] | None = None
+
+    def start(self) -> None:
+        self._task = asyncio.create_task(self._drain(), name="atrium-write-batcher")
+
+    async def stop(self) -> None:
+        if self._task is not None:
+            self._task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._task
+        while not self._queue.empty():
+            _operation, future = self._queue.get_nowait()
+            if not future.done():
+                future.set_exception(RuntimeError("the worker is stopping"))
+
+    async def write(self, operation: Callable[[AsyncSession], Awaitable[T]]) -> T:
+        """Run `operation` in the next batch's transaction; its result once that committed."""
+        future: asyncio.Future[T] = asyncio.get_running_loop().create_future()
+        self._queue.put_nowait((operation, future))
+        return await future
+
+    async def _drain(self) -> None:
+        while True:
+            batch = [await self._queue.get()]
+            while not self._queue.empty() and len(batch) < _MAX_BATCH:
+                batch.append(self._queue.get_nowait())
+            await self._commit(batch)
+
+    async def _commit(self, batch: list[tuple[WriteOperation, asyncio.Future[Any]]]) -> None:
+        pending = [(operation, future) for operation, future in batch if not future.done()]
+        if len(pending) > 1:
+            try:
+                async with self.db.transaction() as session:
+                    results = [await operation(session) for operation, _future in pending]
+            except Exception:
+                log.warning("a batch of %d worker writes failed; retrying one by one", len(pending))
+            else:
+                for (_operation, future), result in zip(pending, results, strict=True):
+                    if not future.done():
+                        future.set_result(result)
+                return
+        for operation, future in pending:
+            try:
+                async with self.db.transaction() as session:
+                    result = await operation(session)
+            except Exception as exc:
+                if not future.done():
+                    future.set_exception(exc)
+            else:
+                if not future.done():
+                    future.set_result(result)

@@ -1,0 +1,261 @@
+"""A pool of run executions in one process: claim loop, lease heartbeat, recovery of lost runs.
+
+Workers wake the moment a run is queued (the broker's wake-up: in-process, or Redis across
+processes); the poll every `run_poll_seconds` is only a safety net. A run whose lease runs out
+(its worker died) is re-queued with its attempt count kept, and failed with `WORKER_LOST` once
+it has used `run_max_attempts`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import functools
+import logging
+import os
+import secrets
+import socket
+from typing import Any
+
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from atrium.analytics.service import record_run_usage
+from atrium.db.engine import Database
+from atrium.kit.time import utcnow
+from atrium.runs import events
+from atrium.runs.broker import Broker
+from atrium.runtime.executor import Runtime
+from atrium.settings import Settings
+from atrium.worker import queue
+from atrium.worker.batcher import WriteBatcher
+from atrium.worker.execution import RunExecution
+from atrium.worker.queue import ExpiredRun
+
+log = logging.getLogger("atrium.worker")
+_CLAIM_BATCH = 16
+_ZERO_BILLING = {
+    "credits": 0.0,
+    "input_tokens": 0,
+    "output_tokens": 0,
+    "requests": 0,
+    "tool_calls": 0,
+}
+
+
+class WorkerPool:
+    """Executes up to `worker_concurrency` runs at once in this process."""
+
+    def __init__(
+        self, *, settings: Settings, db: Database, broker: Broker, runtime: Runtime | None = None
+    ) -> None:
+        self.settings = settings
+        self.db = db
+        self.broker = broker
+        self.runtime = runtime or Runtime(settings)
+        self.owner = f"{socket.gethostname()[:32]}:{os.getpid()}:{secrets.token_hex(4)}"
+        self._executions: dict[str, RunExecution] = {}
+        self._run_tasks: set[asyncio.Task[None]] = set()
+        self._loops: list[asyncio.Task[None]] = []
+        self._wake = asyncio.Event()
+        self._lock_rows = not db.sqlite
+        self.batcher = WriteBatcher(db)
+
+    async def start(self) -> None:
+        self.batcher.start()
+        self.broker.on_wake(self.wake)
+        self.broker.on_cancel(self._cancel)
+        self._loops = [
+            asyncio.create_task(self._claim_loop(), name="atrium-claim"),
+            asyncio.create_task(self._heartbeat_loop(), name="atrium-heartbeat"),
+            asyncio.create_task(self._recovery_loop(), name="atrium-recovery"),
+        ]
+
+    async def stop(self) -> None:
+        """Stop claiming, stop the runs in progress and hand them back to the queue."""
+        for task in self._loops:
+            task.cancel()
+        await asyncio.gather(*self._loops, return_exceptions=True)
+        running = list(self._executions)
+        for task in list(self._run_tasks):
+            task.cancel()
+        await asyncio.gather(*self._run_tasks, return_exceptions=True)
+        for run_id in running:
+            try:
+                await self._requeue(
+                    run_id, owner=self.owner, expired_before=None, reason="shutdown"
+                )
+            except Exception:  # its lease expires and recovery re-queues it anyway
+                log.exception("could not hand run %s back to the queue", run_id)
+        await self.batcher.stop()
+        await self.runtime.aclose()
+
+    def wake(self) -> None:
+        self._wake.set()
+
+    def _cancel(self, run_id: str) -> None:
+        execution = self._executions.get(run_id)
+        if execution is not None:
+            execution.request_cancel()
+
+    # --- claiming ---------------------------------------------------------------------------
+    async def _claim_loop(self) -> None:
+        while True:
+            self._wake.clear()
+            free = self.settings.worker_concurrency - len(self._executions)
+            if free > 0:
+                wanted = min(free, _CLAIM_BATCH)
+                try:
+                    claimed = await self._claim(wanted)
+                except Exception:
+                    log.exception("claiming runs failed; retrying")
+                    await asyncio.sleep(1.0)
+                    continue
+                if len(claimed) == wanted:
+                    continue  # there may be more waiting
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._wake.wait(), self.settings.run_poll_seconds)
+
+    async def _claim(self, limit: int) -> list[queue.ClaimedRun]:
+        owner, lease, lock_rows = self.owner, self.settings.run_lease_seconds, self._lock_rows
+
+        async def write(session: AsyncSession) -> list[queue.ClaimedRun]:
+            return await queue.claim(
+                session, owner=owner, limit=limit, lease_seconds=lease, lock_rows=lock_rows
+            )
+
+        claimed = await self.batcher.write(write)
+        for claim in claimed:
+            execution = RunExecution(
+                db=self.db,
+                batcher=self.batcher,
+                broker=self.broker,
+                settings=self.settings,
+                runtime=self.runtime,
+                claim=claim,
+                owner=self.owner,
+            )
+            self._executions[claim.run_id] = execution
+            task = asyncio.create_task(execution.run(), name=f"atrium-run-{claim.run_id}")
+            self._run_tasks.add(task)
+            task.add_done_callback(functools.partial(self._done, claim.run_id))
+        return claimed
+
+    def _done(self, run_id: str, task: asyncio.Task[None]) -> None:
+        self._run_tasks.discard(task)
+        self._executions.pop(run_id, None)
+        if not task.cancelled() and task.exception() is not None:
+            log.error("run %s task failed", run_id, exc_info=task.exception())
+        # A slot is free, and the thread's next run may be claimable now.
+        self._wake.set()
+
+    # --- leases -------------------------------------------------------------------------------
+    async def _heartbeat_loop(self) -> None:
+        while True:
+            await asyncio.sleep(self.settings.run_heartbeat_seconds)
+            if not self._executions:
+                continue
+            run_ids = list(self._executions)
+            renew = functools.partial(
+                queue.renew_leases,
+                owner=self.owner,
+                run_ids=run_ids,
+                lease_seconds=self.settings.run_lease_seconds,
+            )
+            try:
+                held = await self.batcher.write(renew)
+            except Exception:
+                log.exception("renewing leases failed")
+                continue
+            for run_id, execution in list(self._executions.items()):
+                if run_id not in run_ids:
+                    continue  # claimed after the renewal was read
+                if run_id not in held:
+                    execution.recorder.lost = True
+                elif held[run_id]:
+                    execution.request_cancel()
+
+    async def _recovery_loop(self) -> None:
+        interval = max(0.5, min(self.settings.run_lease_seconds / 3, 10.0))
+        while True:
+            try:
+                await self.recover_expired()
+            except Exception:
+                log.exception("recovering expired runs failed")
+            await asyncio.sleep(interval)
+
+    async def recover_expired(self) -> int:
+        """Re-queue (or fail, past the attempt limit) runs whose worker stopped renewing."""
+        now = utcnow()
+        async with self.db.session(write=False) as session:
+            expired = await queue.expired_runs(session, now=now)
+        recovered = 0
+        for run in expired:
+            if run.attempts >= self.settings.run_max_attempts:
+                recovered += await self._fail_lost(run)
+            else:
+                recovered += await self._requeue(
+                    run.run_id, owner=run.lease_owner, expired_before=now, reason="worker_lost"
+                )
+        if recovered:
+            self.broker.wake_workers()
+        return recovered
+
+    async def _requeue(
+        self, run_id: str, *, owner: str | None, expired_before: Any, reason: str
+    ) -> int:
+        async with self.db.transaction() as session:
+            seq = await queue.requeue(
+                session, run_id=run_id, owner=owner, expired_before=expired_before
+            )
+            if seq is None:
+                return 0
+            thread_id = await queue.thread_of(session, run_id=run_id)
+            await queue.release_thread(session, thread_id=thread_id, run_id=run_id)
+            row = events.event_row(
+                run_id, seq, events.QUEUED, {"status": "queued", "reason": reason}, utcnow()
+            )
+            await queue.insert_events(session, [row])
+        log.warning("run %s re-queued (%s)", run_id, reason)
+        self.broker.publish_events(run_id, [events.event_message(row)])
+        return 1
+
+    async def _fail_lost(self, run: ExpiredRun) -> int:
+        now = utcnow()
+        error = {
+            "code": "WORKER_LOST",
+            "message": f"the run's worker stopped responding on each of {run.attempts} attempts",
+        }
+        async with self.db.transaction() as session:
+            seq = await queue.fail_expired(
+                session,
+                run_id=run.run_id,
+                owner=run.lease_owner,
+                now=now,
+                values={
+                    "status": "failed",
+                    "error_code": error["code"],
+                    "error_message": error["message"],
+                    "finished_at": now,
+                },
+            )
+            if seq is None:
+                return 0
+            await queue.release_thread(session, thread_id=run.thread_id, run_id=run.run_id)
+            payload = {"status": "failed", "error": error, "billing": _ZERO_BILLING}
+            row = events.event_row(run.run_id, seq, events.FAILED, payload, now)
+            await queue.insert_events(session, [row])
+            # What the lost attempts consumed is unknown: the run is counted, with no usage.
+            await record_run_usage(
+                session,
+                account_id=run.account_id,
+                agent_id=run.agent_id,
+                day=now.date(),
+                status="failed",
+                input_tokens=0,
+                output_tokens=0,
+                credits_micro=0,
+                requests=0,
+            )
+        log.error("run %s failed: WORKER_LOST after %d attempts", run.run_id, run.attempts)
+        self.broker.publish_events(run.run_id, [events.event_message(row)])
+        return 1

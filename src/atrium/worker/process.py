@@ -1,0 +1,35 @@
+"""`atrium worker`: a process that only executes runs, until SIGINT or SIGTERM."""
+
+from __future__ import annotations
+
+import asyncio
+import signal
+
+from redis.asyncio import Redis
+
+from atrium.db.engine import Database
+from atrium.runs.broker import Broker, RedisBroker
+from atrium.settings import Settings
+from atrium.worker.pool import WorkerPool
+
+
+async def run_worker_process(settings: Settings) -> None:
+    """Run a worker pool with its own broker (Redis when configured) until told to stop."""
+    db = Database(settings)
+    redis = Redis.from_url(settings.redis_url) if settings.redis_url else None
+    broker = RedisBroker(redis, prefix=settings.redis_prefix) if redis is not None else Broker()
+    pool = WorkerPool(settings=settings, db=db, broker=broker)
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for signum in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(signum, stop.set)
+    await broker.start()
+    await pool.start()
+    try:
+        await stop.wait()
+    finally:
+        await pool.stop()
+        await broker.stop()
+        await db.dispose()
+        if redis is not None:
+            await redis.aclose()

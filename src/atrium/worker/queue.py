@@ -1,0 +1,327 @@
+"""SQL of the run queue: claim with a lease, renew, checkpoint, finish, re-queue.
+
+Every write a worker makes for a run is conditional on still holding its lease (`lease_owner`
+and `status = 'running'`). A worker that lost its lease (it stalled past the lease, the run was
+re-queued and claimed elsewhere) therefore writes nothing: no second result, artifact or usage.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import Any
+
+from sqlalchemy import and_, delete, exists, func, insert, or_, select, update
+from sqlalchemy.ext.asyncio import AsyncSession
+from sqlalchemy.orm import aliased, defer
+
+from atrium.db.models import Artifact, Run, RunEvent, Thread
+from atrium.kit.time import utcnow
+from atrium.runs import events
+
+
+@dataclass(frozen=True, slots=True)
+class ClaimedRun:
+    """A run this worker now holds the lease of (plain values: no ORM object outlives a session)."""
+
+    run_id: str
+    account_id: int
+    thread_id: str
+    agent_id: str
+    model: str
+    prompt: str
+    config: dict[str, Any]
+    attempt: int
+    last_event_seq: int
+    created_at: datetime
+    started_event: dict[str, Any]
+
+
+@dataclass(frozen=True, slots=True)
+class ExpiredRun:
+    run_id: str
+    thread_id: str
+    account_id: int
+    agent_id: str
+    attempts: int
+    lease_owner: str | None
+
+
+def _claimable(limit: int, *, lock: bool) -> Any:
+    earlier = aliased(Run)
+    # The oldest queued run of each thread whose thread has nothing running: runs of one thread
+    # execute one at a time, in order.
+    blocked = exists().where(
+        earlier.thread_id == Run.thread_id,
+        earlier.id != Run.id,
+        or_(
+            earlier.status == "running",
+            and_(
+                earlier.status == "queued",
+                or_(
+                    earlier.created_at < Run.created_at,
+                    and_(earlier.created_at == Run.created_at, earlier.id < Run.id),
+                ),
+            ),
+        ),
+    )
+    query = (
+        select(Run.id, Run.thread_id)
+        .where(Run.status == "queued", ~blocked)
+        .order_by(Run.created_at, Run.id)
+        .limit(limit)
+    )
+    # PostgreSQL: workers skip the rows others are claiming instead of queueing behind them.
+    # SQLite needs nothing: its writers are already serialized (BEGIN IMMEDIATE).
+    return query.with_for_update(skip_locked=True, of=Run) if lock else query
+
+
+async def claim(
+    session: AsyncSession, *, owner: str, limit: int, lease_seconds: float, lock_rows: bool
+) -> list[ClaimedRun]:
+    """Claim up to `limit` runs: status running, a lease, attempt + 1, a `run.started` event."""
+    candidates = (await session.execute(_claimable(limit, lock=lock_rows))).all()
+    # Read the clock after the queue: a run's start is never stamped before the end of the run
+    # it waited for.
+    now = utcnow()
+    claimed: list[ClaimedRun] = []
+    for run_id, thread_id in candidates:
+        # The thread mutex: a conditional update, so two workers cannot start one thread twice.
+        took = await session.execute(
+            update(Thread)
+            .where(Thread.id == thread_id, Thread.active_run_id.is_(None))
+            .values(active_run_id=run_id)
+            .returning(Thread.id)
+        )
+        if took.first() is None:
+            continue
+        row = (
+            await session.execute(
+                update(Run)
+                .where(Run.id == run_id, Run.status == "queued")
+                .values(
+                    status="running",
+                    attempts=Run.attempts + 1,
+                    lease_owner=owner,
+                    lease_expires_at=now + timedelta(seconds=lease_seconds),
+                    started_at=func.coalesce(Run.started_at, now),
+                    last_event_seq=Run.last_event_seq + 1,
+                )
+                .returning(
+                    Run.account_id,
+                    Run.agent_id,
+                    Run.model,
+                    Run.prompt,
+                    Run.agent_config,
+                    Run.attempts,
+                    Run.last_event_seq,
+                    Run.created_at,
+                )
+            )
+        ).first()
+        if row is None:
+            await release_thread(session, thread_id=thread_id, run_id=run_id)
+            continue
+        started = events.event_row(
+            run_id,
+            row.last_event_seq,
+            events.STARTED,
+            {"status": "running", "attempt": row.attempts},
+            now,
+        )
+        await session.execute(insert(RunEvent), [started])
+        claimed.append(
+            ClaimedRun(
+                run_id=run_id,
+                account_id=row.account_id,
+                thread_id=thread_id,
+                agent_id=row.agent_id,
+                model=row.model,
+                prompt=row.prompt,
+                config=dict(row.agent_config),
+                attempt=row.attempts,
+                last_event_seq=row.last_event_seq,
+                created_at=row.created_at,
+                started_event=started,
+            )
+        )
+    return claimed
+
+
+async def release_thread(session: AsyncSession, *, thread_id: str, run_id: str) -> None:
+    await session.execute(
+        update(Thread)
+        .where(Thread.id == thread_id, Thread.active_run_id == run_id)
+        .values(active_run_id=None)
+    )
+
+
+async def checkpoint(
+    session: AsyncSession,
+    *,
+    run_id: str,
+    owner: str,
+    last_event_seq: int,
+    lease_seconds: float,
+    event_rows: Sequence[dict[str, Any]],
+) -> bool | None:
+    """Persist events and renew the lease. The cancel flag, or None when the lease is lost."""
+    flag = await session.scalar(
+        update(Run)
+        .where(Run.id == run_id, Run.lease_owner == owner, Run.status == "running")
+        .values(
+            last_event_seq=last_event_seq,
+            lease_expires_at=utcnow() + timedelta(seconds=lease_seconds),
+        )
+        .returning(Run.cancel_requested)
+    )
+    if flag is None:
+        return None
+    if event_rows:
+        await session.execute(insert(RunEvent), list(event_rows))
+    return bool(flag)
+
+
+async def put_artifact(session: AsyncSession, values: dict[str, Any]) -> None:
+    """Store an artifact; a second write of the same name in the run replaces the first."""
+    await session.execute(
+        delete(Artifact).where(Artifact.run_id == values["run_id"], Artifact.name == values["name"])
+    )
+    await session.execute(insert(Artifact), [values])
+
+
+async def finish(session: AsyncSession, *, run_id: str, owner: str, values: dict[str, Any]) -> bool:
+    """Write the terminal state while holding the lease; False (nothing written) otherwise."""
+    done = await session.execute(
+        update(Run)
+        .where(Run.id == run_id, Run.lease_owner == owner, Run.status == "running")
+        .values(lease_owner=None, lease_expires_at=None, **values)
+        .returning(Run.id)
+    )
+    return done.first() is not None
+
+
+async def renew_leases(
+    session: AsyncSession, *, owner: str, run_ids: Sequence[str], lease_seconds: float
+) -> dict[str, bool]:
+    """Extend the leases this worker still holds; run id → cancel requested."""
+    if not run_ids:
+        return {}
+    rows = await session.execute(
+        update(Run)
+        .where(Run.id.in_(run_ids), Run.lease_owner == owner, Run.status == "running")
+        .values(lease_expires_at=utcnow() + timedelta(seconds=lease_seconds))
+        .returning(Run.id, Run.cancel_requested)
+    )
+    return {run_id: bool(flag) for run_id, flag in rows.all()}
+
+
+async def expired_runs(
+    session: AsyncSession, *, now: datetime, limit: int = 100
+) -> list[ExpiredRun]:
+    rows = await session.execute(
+        select(Run.id, Run.thread_id, Run.account_id, Run.agent_id, Run.attempts, Run.lease_owner)
+        .where(Run.status == "running", Run.lease_expires_at < now)
+        .limit(limit)
+    )
+    return [ExpiredRun(*row) for row in rows.all()]
+
+
+async def requeue(
+    session: AsyncSession, *, run_id: str, owner: str | None, expired_before: datetime | None
+) -> int | None:
+    """Put a running run back in the queue (its lease expired, or its worker is stopping).
+    The new last event sequence number, or None when the run was not in that state."""
+    conditions = [Run.id == run_id, Run.status == "running", Run.lease_owner == owner]
+    if expired_before is not None:
+        conditions.append(Run.lease_expires_at < expired_before)
+    seq = await session.scalar(
+        update(Run)
+        .where(*conditions)
+        .values(
+            status="queued",
+            lease_owner=None,
+            lease_expires_at=None,
+            last_event_seq=Run.last_event_seq + 1,
+        )
+        .returning(Run.last_event_seq)
+    )
+    if seq is None:
+        return None
+    # The next attempt writes its own artifacts; partial ones from this attempt would linger.
+    await session.execute(delete(Artifact).where(Artifact.run_id == run_id))
+    return int(seq)
+
+
+async def fail_expired(
+    session: AsyncSession, *, run_id: str, owner: str | None, now: datetime, values: dict[str, Any]
+) -> int | None:
+    """Fail a run whose lease expired on its last allowed attempt; its final event's sequence."""
+    seq = await session.scalar(
+        update(Run)
+        .where(
+            Run.id == run_id,
+            Run.status == "running",
+            Run.lease_owner == owner,
+            Run.lease_expires_at < now,
+        )
+        .values(
+            lease_owner=None,
+            lease_expires_at=None,
+            last_event_seq=Run.last_event_seq + 1,
+            **values,
+        )
+        .returning(Run.last_event_seq)
+    )
+    return None if seq is None else int(seq)
+
+
+async def thread_history(
+    session: AsyncSession, *, thread_id: str, run_id: str, created_at: datetime
+) -> list[list[Any]]:
+    """Stored messages of the thread's completed runs created before this one, oldest first."""
+    rows = await session.scalars(
+        select(Run.messages)
+        .where(
+            Run.thread_id == thread_id,
+            Run.status == "completed",
+            Run.id != run_id,
+            or_(
+                Run.created_at < created_at,
+                and_(Run.created_at == created_at, Run.id < run_id),
+            ),
+        )
+        .order_by(Run.created_at, Run.id)
+    )
+    return [messages for messages in rows if messages]
+
+
+async def thread_artifacts(session: AsyncSession, *, thread_id: str) -> Sequence[Artifact]:
+    return (
+        await session.scalars(
+            select(Artifact)
+            .where(Artifact.thread_id == thread_id)
+            .options(defer(Artifact.content))
+            .order_by(Artifact.created_at, Artifact.id)
+        )
+    ).all()
+
+
+async def thread_artifact(session: AsyncSession, *, thread_id: str, name: str) -> Artifact | None:
+    return await session.scalar(
+        select(Artifact)
+        .where(Artifact.thread_id == thread_id, Artifact.name == name)
+        .order_by(Artifact.created_at.desc())
+        .limit(1)
+    )
+
+
+async def insert_events(session: AsyncSession, rows: Sequence[dict[str, Any]]) -> None:
+    if rows:
+        await session.execute(insert(RunEvent), list(rows))
+
+
+async def thread_of(session: AsyncSession, *, run_id: str) -> str:
+    thread_id = await session.scalar(select(Run.thread_id).where(Run.id == run_id))
+    return str(thread_id)

@@ -1,0 +1,191 @@
+"""The worker's `RunSink`: events and artifacts of one run, persisted in short transactions.
+
+Events are buffered and written together (streamed text coalesces into one `message.delta`
+per flush), at most `run_event_flush_ms` after they happen, with any artifact write, and with
+the terminal state: SQLite has one writer, so fewer, larger transactions are what scale. Each
+write also renews the run's lease and is conditional on still holding it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import logging
+from typing import Any
+
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from atrium.db.engine import Database
+from atrium.kit.ids import new_id
+from atrium.kit.time import utcnow
+from atrium.runs import events
+from atrium.runs.broker import Broker
+from atrium.runtime.sink import StoredArtifact
+from atrium.settings import Settings
+from atrium.worker import queue
+from atrium.worker.batcher import WriteBatcher
+from atrium.worker.queue import ClaimedRun
+
+log = logging.getLogger("atrium.worker")
+
+
+class LeaseLost(Exception):
+    """Another worker owns this run now; this one must stop without writing anything."""
+
+
+class RunRecorder:
+    def __init__(
+        self,
+        *,
+        db: Database,
+        batcher: WriteBatcher,
+        broker: Broker,
+        settings: Settings,
+        claim: ClaimedRun,
+        owner: str,
+    ) -> None:
+        self.db = db
+        self.batcher = batcher
+        self.broker = broker
+        self.settings = settings
+        self.claim = claim
+        self.owner = owner
+        self.cancel_requested = False
+        self.lost = False
+        self._seq = claim.last_event_seq
+        self._pending: list[dict[str, Any]] = []
+        self._lock = asyncio.Lock()
+        self._timer: asyncio.TimerHandle | None = None
+        self._flush_task: asyncio.Task[None] | None = None
+
+    # --- RunSink ------------------------------------------------------------------------------
+    def emit(self, kind: str, payload: dict[str, Any]) -> None:
+        self._pending.append(self._row(kind, payload))
+        self._schedule()
+
+    def append_text(self, text: str) -> None:
+        last = self._pending[-1] if self._pending else None
+        if last is not None and last["kind"] == events.MESSAGE_DELTA:
+            last["data"] = {"text": last["data"]["text"] + text}
+        else:
+            self.emit(events.MESSAGE_DELTA, {"text": text})
+
+    async def checkpoint(self) -> bool:
+        if self.lost:
+            raise LeaseLost(self.claim.run_id)
+        return self.cancel_requested
+
+    async def write_artifact(self, *, name: str, content: bytes, mime_type: str) -> None:
+        now = utcnow()
+        values = {
+            "id": new_id("art"),
+            "run_id": self.claim.run_id,
+            "thread_id": self.claim.thread_id,
+            "account_id": self.claim.account_id,
+            "name": name,
+            "mime_type": mime_type,
+            "size_bytes": len(content),
+            "sha256": hashlib.sha256(content).hexdigest(),
+            "content": content,
+            "created_at": now,
+        }
+        announced = {key: values[key] for key in ("name", "mime_type", "size_bytes", "sha256")}
+        self._pending.append(
+            self._row(events.ARTIFACT_CREATED, {"artifact_id": values["id"], **announced})
+        )
+        await self._flush(artifact=values)
+        if self.lost:
+            raise LeaseLost(self.claim.run_id)
+
+    async def list_artifacts(self) -> list[StoredArtifact]:
+        async with self.db.session(write=False) as session:
+            rows = await queue.thread_artifacts(session, thread_id=self.claim.thread_id)
+            return [
+                StoredArtifact(row.name, row.mime_type, row.size_bytes, row.run_id) for row in rows
+            ]
+
+    async def read_artifact(self, name: str) -> StoredArtifact | None:
+        async with self.db.session(write=False) as session:
+            row = await queue.thread_artifact(session, thread_id=self.claim.thread_id, name=name)
+            if row is None:
+                return None
+            return StoredArtifact(row.name, row.mime_type, row.size_bytes, row.run_id, row.content)
+
+    # --- worker side --------------------------------------------------------------------------
+    def terminal_rows(self, kind: str, payload: dict[str, Any]) -> list[dict[str, Any]]:
+        """Every pending event plus the terminal one, taken out of the buffer for `finish`."""
+        self._cancel_timer()
+        self._pending.append(self._row(kind, payload))
+        rows, self._pending = self._pending, []
+        return rows
+
+    @property
+    def last_seq(self) -> int:
+        return self._seq
+
+    async def close(self) -> None:
+        self._cancel_timer()
+        if self._flush_task is not None:
+            await asyncio.gather(self._flush_task, return_exceptions=True)
+
+    def publish(self, rows: list[dict[str, Any]]) -> None:
+        if rows:
+            self.broker.publish_events(self.claim.run_id, [events.event_message(r) for r in rows])
+
+    # --- internals ----------------------------------------------------------------------------
+    def _row(self, kind: str, payload: dict[str, Any]) -> dict[str, Any]:
+        self._seq += 1
+        return events.event_row(self.claim.run_id, self._seq, kind, payload, utcnow())
+
+    def _schedule(self) -> None:
+        if self._timer is None and not self.lost:
+            delay = self.settings.run_event_flush_ms / 1000
+            self._timer = asyncio.get_running_loop().call_later(delay, self._timer_fired)
+
+    def _cancel_timer(self) -> None:
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+
+    def _timer_fired(self) -> None:
+        self._timer = None
+        if self._pending:
+            self._flush_task = asyncio.get_running_loop().create_task(self._flush())
+
+    async def _flush(self, artifact: dict[str, Any] | None = None) -> None:
+        async with self._lock:
+            if self.lost or (not self._pending and artifact is None):
+                return
+            self._cancel_timer()
+            rows, self._pending = self._pending, []
+            seq = rows[-1]["seq"] if rows else self._seq
+            run_id, owner, lease = self.claim.run_id, self.owner, self.settings.run_lease_seconds
+
+            async def write(session: AsyncSession) -> bool | None:
+                flag = await queue.checkpoint(
+                    session,
+                    run_id=run_id,
+                    owner=owner,
+                    last_event_seq=seq,
+                    lease_seconds=lease,
+                    event_rows=rows,
+                )
+                if flag is not None and artifact is not None:
+                    await queue.put_artifact(session, artifact)
+                return flag
+
+            try:
+                flag = await self.batcher.write(write)
+                if flag is None:
+                    self.lost = True
+                    return
+            except Exception:
+                # Put the events back: the next flush (or the terminal write) retries them.
+                self._pending[:0] = rows
+                log.exception("could not persist events of run %s", self.claim.run_id)
+                if artifact is not None:
+                    raise
+                self._schedule()
+                return
+            self.cancel_requested = self.cancel_requested or flag
+            self.publish(rows)

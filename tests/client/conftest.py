@@ -1,0 +1,164 @@
+"""A real `atrium serve` process for the client's tests, and a slow model for live runs.
+
+The server runs on a loopback port with a temporary SQLite database and a bootstrap key. Its
+agents can use `openai-compatible:slow`, served by `slow_llm.py`, whose answers take seconds:
+long enough to follow a run live, cancel it, or drop its stream in the middle.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import AsyncIterator, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import httpx
+import pytest
+
+from atrium.client import AsyncClient, Client
+
+ATRIUM = str(Path(sys.executable).with_name("atrium"))
+HERE = Path(__file__).parent
+BOOTSTRAP_KEY = "atr_client-tests-bootstrap-key-0123456789"
+KEY_PATTERN = re.compile(r"atr_[A-Za-z0-9_-]{20,}")
+SLOW_MODEL = "openai-compatible:slow"
+SLOW_WORDS = 30
+SLOW_PAUSE = 0.1
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def _wait_until_up(url: str, process: subprocess.Popen[str], log: Path) -> None:
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        assert process.poll() is None, log.read_text()
+        try:
+            if httpx.get(url, timeout=1).status_code < 500:
+                return
+        except httpx.TransportError:
+            time.sleep(0.1)
+    raise AssertionError(f"{url} did not come up:\n{log.read_text()}")
+
+
+def _stop(process: subprocess.Popen[str]) -> None:
+    if process.poll() is None:
+        process.terminate()
+        try:
+            process.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+
+
+@dataclass
+class Server:
+    url: str
+    port: int
+    env: dict[str, str]
+    log: Path
+
+    def cli(self, *args: str, timeout: float = 60) -> subprocess.CompletedProcess[str]:
+        """Run `atrium ARGS` as a user would, with ATRIUM_URL/ATRIUM_API_KEY set."""
+        return subprocess.run(
+            [ATRIUM, *args], env=self.env, capture_output=True, text=True, timeout=timeout
+        )
+
+    def new_key(self, tier: str = "standard") -> str:
+        """A key of a new account (made with `atrium keys create`), so a test starts empty."""
+        account = f"client-test-{time.monotonic_ns()}"
+        made = self.cli("keys", "create", "--account", account, "--tier", tier)
+        assert made.returncode == 0, made.stderr
+        return KEY_PATTERN.findall(made.stdout)[-1]
+
+
+def _serve(tmp: Path, name: str, llm_url: str, **extra: str) -> Iterator[Server]:
+    port = free_port()
+    env = {k: v for k, v in os.environ.items() if not k.startswith("ATRIUM_")}
+    env.update(
+        ATRIUM_DATABASE_URL=f"sqlite+aiosqlite:///{tmp / f'{name}.db'}",
+        ATRIUM_BOOTSTRAP_KEY=BOOTSTRAP_KEY,
+        ATRIUM_PUBLIC_URL=f"http://127.0.0.1:{port}",
+        ATRIUM_LLM_BASE_URL=llm_url,
+        # Heartbeats between events, so every stream test also reads comment frames.
+        ATRIUM_SSE_HEARTBEAT_SECONDS="0.25",
+        ATRIUM_URL=f"http://127.0.0.1:{port}",
+        ATRIUM_API_KEY=BOOTSTRAP_KEY,
+        PYTHONUNBUFFERED="1",
+        **extra,
+    )
+    log = tmp / f"{name}.log"
+    with log.open("w") as out:
+        process = subprocess.Popen(
+            [ATRIUM, "serve", "--port", str(port)],
+            env=env,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            text=True,
+        )
+        try:
+            _wait_until_up(f"http://127.0.0.1:{port}/healthz", process, log)
+            yield Server(url=f"http://127.0.0.1:{port}", port=port, env=env, log=log)
+        finally:
+            _stop(process)
+
+
+@pytest.fixture(scope="session")
+def slow_llm() -> Iterator[str]:
+    """Base URL of the slow OpenAI-compatible model server."""
+    port = free_port()
+    process = subprocess.Popen(
+        [sys.executable, str(HERE / "slow_llm.py"), str(port), str(SLOW_PAUSE), str(SLOW_WORDS)],
+        text=True,
+    )
+    try:
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=1).close()
+                break
+            except OSError:
+                assert process.poll() is None, "slow_llm.py exited"
+                time.sleep(0.05)
+        yield f"http://127.0.0.1:{port}/v1"
+    finally:
+        _stop(process)
+
+
+@pytest.fixture(scope="session")
+def server(tmp_path_factory: pytest.TempPathFactory, slow_llm: str) -> Iterator[Server]:
+    """One `atrium serve` process for the session."""
+    yield from _serve(tmp_path_factory.mktemp("client-server"), "atrium", slow_llm)
+
+
+@pytest.fixture
+def api_key(server: Server) -> str:
+    """A key of a fresh account: the test sees only what it makes."""
+    return server.new_key()
+
+
+@pytest.fixture
+def atrium(server: Server, api_key: str) -> Iterator[Client]:
+    with Client(server.url, api_key) as client:
+        yield client
+
+
+@pytest.fixture
+async def async_atrium(server: Server, api_key: str) -> AsyncIterator[AsyncClient]:
+    async with AsyncClient(server.url, api_key) as client:
+        yield client
+
+
+@pytest.fixture
+def slow_agent(atrium: Client) -> str:
+    """An agent on the slow model (no tools): its runs stream ~30 words over ~3 seconds."""
+    agent = atrium.agents.create("slow", config={"model": SLOW_MODEL, "tools": []})
+    return agent.agent_id

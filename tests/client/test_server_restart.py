@@ -1,0 +1,104 @@
+"""`atrium run` keeps following a run while the server is killed and started again.
+
+The server process dies in the middle of a live run (SIGKILL: no goodbye on the connection).
+The command keeps reconnecting; once the server is back, its recovery re-queues the run (the
+lease of the dead worker expires), the run starts over, and the command shows it to the end.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+
+from atrium.client import Client
+from tests.client.conftest import (
+    ATRIUM,
+    BOOTSTRAP_KEY,
+    SLOW_MODEL,
+    SLOW_WORDS,
+    _stop,
+    _wait_until_up,
+    free_port,
+)
+
+ANSWER = " ".join(f"word{i}" for i in range(1, SLOW_WORDS + 1))
+
+
+class Restartable:
+    def __init__(self, tmp: Path, llm_url: str) -> None:
+        self.port = free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+        self.log = tmp / "restartable.log"
+        self.env = {k: v for k, v in os.environ.items() if not k.startswith("ATRIUM_")}
+        self.env.update(
+            ATRIUM_DATABASE_URL=f"sqlite+aiosqlite:///{tmp / 'restartable.db'}",
+            ATRIUM_BOOTSTRAP_KEY=BOOTSTRAP_KEY,
+            ATRIUM_PUBLIC_URL=self.url,
+            ATRIUM_LLM_BASE_URL=llm_url,
+            ATRIUM_RUN_LEASE_SECONDS="2",
+            ATRIUM_RUN_HEARTBEAT_SECONDS="0.5",
+            ATRIUM_RUN_POLL_SECONDS="0.5",
+            ATRIUM_URL=self.url,
+            ATRIUM_API_KEY=BOOTSTRAP_KEY,
+        )
+        self.process: subprocess.Popen[str] | None = None
+        self.start()
+
+    def start(self) -> None:
+        with self.log.open("a") as out:
+            self.process = subprocess.Popen(
+                [ATRIUM, "serve", "--port", str(self.port)],
+                env=self.env,
+                stdout=out,
+                stderr=subprocess.STDOUT,
+                text=True,
+            )
+        _wait_until_up(f"{self.url}/healthz", self.process, self.log)
+
+    def kill(self) -> None:
+        assert self.process is not None
+        self.process.send_signal(signal.SIGKILL)
+        self.process.wait(timeout=10)
+
+
+@pytest.fixture
+def restartable(tmp_path: Path, slow_llm: str) -> Iterator[Restartable]:
+    server = Restartable(tmp_path, slow_llm)
+    yield server
+    if server.process is not None:
+        _stop(server.process)
+
+
+def test_run_is_followed_across_a_server_restart(restartable: Restartable) -> None:
+    with Client(restartable.url, BOOTSTRAP_KEY) as client:
+        agent = client.agents.create("slow", config={"model": SLOW_MODEL, "tools": []})
+    follower = subprocess.Popen(
+        [ATRIUM, "run", "Outlive the server", "--agent", agent.agent_id],
+        env=restartable.env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    time.sleep(1.5)  # about a third of the answer has streamed
+    restartable.kill()
+    with pytest.raises(httpx.TransportError):
+        httpx.get(f"{restartable.url}/healthz", timeout=1)
+    time.sleep(1.0)
+    restartable.start()
+
+    stdout, stderr = follower.communicate(timeout=90)
+    assert follower.returncode == 0, stderr
+    assert "connection dropped" in stderr
+    assert "restarted (attempt 2)" in stderr
+    assert stdout.rstrip().count(ANSWER) == 1, "the second attempt's text is shown whole"
+    assert "completed" in stdout and "Credits:" in stdout
+    with Client(restartable.url, BOOTSTRAP_KEY) as client:
+        (run,) = client.runs.list(agent_id=agent.agent_id).data
+    assert run.status == "completed" and run.result == ANSWER

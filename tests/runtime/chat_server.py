@@ -1,0 +1,160 @@
+"""A small OpenAI-compatible chat-completions server, run by the tests on a loopback port.
+
+It speaks the wire protocol a real server (Ollama, vLLM, llama.cpp) speaks: JSON or streamed
+SSE chunks, tool calls with streamed arguments, usage in the last chunk. Its behaviour:
+- the model `broken` answers HTTP 400;
+- a request whose last message is a tool result gets a streamed final answer;
+- otherwise, when tools are offered, it calls `write_artifact`;
+- `stall_request=n` makes the n-th request hang (a worker can be killed in the middle of it).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import socket
+import time
+from collections.abc import AsyncIterator
+from typing import Any
+
+import uvicorn
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response, StreamingResponse
+from starlette.routing import Route
+
+ANSWER = "The artifact is written; here is the final answer."
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port: int = sock.getsockname()[1]
+        return port
+
+
+class ChatServer:
+    def __init__(self, *, stall_request: int | None = None) -> None:
+        self.requests: list[dict[str, Any]] = []
+        self.stall_request = stall_request
+        self._release = asyncio.Event()
+        self.port = free_port()
+        self.base_url = f"http://127.0.0.1:{self.port}/v1"
+        app = Starlette(routes=[Route("/v1/chat/completions", self._chat, methods=["POST"])])
+        config = uvicorn.Config(
+            app, host="127.0.0.1", port=self.port, log_level="warning", lifespan="off", ws="none"
+        )
+        self._server = uvicorn.Server(config)
+        self._task: asyncio.Task[None] | None = None
+
+    async def __aenter__(self) -> ChatServer:
+        self._task = asyncio.create_task(self._server.serve())
+        while not self._server.started:  # noqa: ASYNC110 - uvicorn offers no event to wait on
+            await asyncio.sleep(0.01)
+        return self
+
+    async def __aexit__(self, *_: object) -> None:
+        self._release.set()
+        self._server.should_exit = True
+        self._server.force_exit = True  # a stalled request's client may be gone (killed)
+        if self._task is not None:
+            await self._task
+
+    async def _chat(self, request: Request) -> Response:
+        body = await request.json()
+        self.requests.append(body)
+        if len(self.requests) == self.stall_request:
+            await self._release.wait()
+            return Response(status_code=503)
+        if body["model"] == "broken":
+            return JSONResponse(
+                {"error": {"message": "model is broken", "type": "invalid_request_error"}},
+                status_code=400,
+            )
+        messages = body["messages"]
+        if messages[-1]["role"] == "tool" or not body.get("tools"):
+            move: dict[str, Any] = {"content": ANSWER}
+        else:
+            prompt = next(m["content"] for m in reversed(messages) if m["role"] == "user")
+            arguments = json.dumps(
+                {"name": "notes.txt", "content": f"notes on {prompt}", "mime_type": "text/plain"}
+            )
+            move = {"tool": "write_artifact", "arguments": arguments}
+        if body.get("stream"):
+            return StreamingResponse(_chunks(body["model"], move), media_type="text/event-stream")
+        return JSONResponse(_completion(body["model"], move))
+
+
+def _usage() -> dict[str, int]:
+    return {"prompt_tokens": 120, "completion_tokens": 30, "total_tokens": 150}
+
+
+def _completion(model: str, move: dict[str, Any]) -> dict[str, Any]:
+    message: dict[str, Any] = {"role": "assistant", "content": move.get("content")}
+    if "tool" in move:
+        message["tool_calls"] = [
+            {
+                "id": "call_1",
+                "type": "function",
+                "function": {"name": move["tool"], "arguments": move["arguments"]},
+            }
+        ]
+    return {
+        "id": "chatcmpl-test",
+        "object": "chat.completion",
+        "created": int(time.time()),
+        "model": model,
+        "choices": [
+            {
+                "index": 0,
+                "message": message,
+                "finish_reason": "tool_calls" if "tool" in move else "stop",
+            }
+        ],
+        "usage": _usage(),
+    }
+
+
+async def _chunks(model: str, move: dict[str, Any]) -> AsyncIterator[bytes]:
+    def chunk(delta: dict[str, Any], finish: str | None = None) -> bytes:
+        payload = {
+            "id": "chatcmpl-test",
+            "object": "chat.completion.chunk",
+            "created": int(time.time()),
+            "model": model,
+            "choices": [{"index": 0, "delta": delta, "finish_reason": finish}],
+        }
+        return f"data: {json.dumps(payload)}\n\n".encode()
+
+    yield chunk({"role": "assistant", "content": ""})
+    if "tool" in move:
+        yield chunk(
+            {
+                "tool_calls": [
+                    {
+                        "index": 0,
+                        "id": "call_1",
+                        "type": "function",
+                        "function": {"name": move["tool"], "arguments": ""},
+                    }
+                ]
+            }
+        )
+        arguments = move["arguments"]
+        for start in range(0, len(arguments), 16):
+            piece = arguments[start : start + 16]
+            yield chunk({"tool_calls": [{"index": 0, "function": {"arguments": piece}}]})
+        yield chunk({}, "tool_calls")
+    else:
+        for word in move["content"].split(" "):
+            yield chunk({"content": word + " "})
+        yield chunk({}, "stop")
+    usage = {
+        "id": "chatcmpl-test",
+        "object": "chat.completion.chunk",
+        "created": int(time.time()),
+        "model": model,
+        "choices": [],
+        "usage": _usage(),
+    }
+    yield f"data: {json.dumps(usage)}\n\ndata: [DONE]\n\n".encode()

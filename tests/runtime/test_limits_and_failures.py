@@ -1,0 +1,122 @@
+"""Limits and failures end a run with a clear error, never leave it stuck."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+
+import httpx
+import pytest
+from pydantic_ai.exceptions import ModelHTTPError
+from pydantic_ai.messages import ModelMessage, ModelResponse
+from pydantic_ai.models.function import AgentInfo, DeltaToolCall, DeltaToolCalls, FunctionModel
+from pydantic_ai.models.test import TestModel
+
+from atrium.runtime.models import ModelRegistry
+from tests.runs.conftest import AgentFactory
+from tests.runs.helpers import create_run, read_stream, wait_finished
+
+
+@pytest.fixture
+def settings_overrides() -> dict[str, object]:
+    return {
+        "run_timeout_seconds": 0.5,
+        "run_request_limit": 3,
+        "credit_prices": {"test:plain": {"input": 1000.0, "output": 2000.0}},
+    }
+
+
+async def _slow(_messages: list[ModelMessage], _info: AgentInfo) -> AsyncIterator[str]:
+    yield "working"
+    await asyncio.sleep(30)
+
+
+async def _calls_a_tool_forever(
+    _messages: list[ModelMessage], _info: AgentInfo
+) -> AsyncIterator[DeltaToolCalls]:
+    yield {0: DeltaToolCall(name="list_artifacts", json_args="{}")}
+
+
+async def _rate_limited(_messages: list[ModelMessage], _info: AgentInfo) -> ModelResponse:
+    raise ModelHTTPError(status_code=429, model_name="limited", body={"message": "slow down"})
+
+
+async def _rate_limited_stream(messages: list[ModelMessage], info: AgentInfo) -> AsyncIterator[str]:
+    await _rate_limited(messages, info)
+    yield ""  # pragma: no cover - never reached
+
+
+async def test_a_run_past_its_timeout_fails(
+    client: httpx.AsyncClient,
+    auth: dict[str, str],
+    make_agent: AgentFactory,
+    models: ModelRegistry,
+) -> None:
+    models.register("test:slow", FunctionModel(stream_function=_slow))
+    run = await create_run(client, auth, agent_id=await make_agent(model="test:slow"))
+    done = await wait_finished(client, auth, run["run_id"])
+    assert done["status"] == "failed"
+    assert done["error"]["code"] == "RUN_TIMEOUT"
+    usage = (await client.get("/v1/analytics/usage", headers=auth)).json()["totals"]
+    assert (usage["runs"], usage["failed"]) == (1, 1)
+
+
+async def test_the_request_cap_fails_a_looping_agent(
+    client: httpx.AsyncClient,
+    auth: dict[str, str],
+    make_agent: AgentFactory,
+    models: ModelRegistry,
+) -> None:
+    models.register("test:loops", FunctionModel(stream_function=_calls_a_tool_forever))
+    agent_id = await make_agent(model="test:loops", tools=["list_artifacts"])
+    run = await create_run(client, auth, agent_id=agent_id)
+    done = await wait_finished(client, auth, run["run_id"])
+    assert done["status"] == "failed"
+    assert done["error"]["code"] == "USAGE_LIMIT_EXCEEDED"
+    assert done["billing"]["requests"] == 3
+    assert done["billing"]["tool_calls"] == 3
+
+
+async def test_a_provider_http_error_fails_with_model_error(
+    client: httpx.AsyncClient,
+    auth: dict[str, str],
+    make_agent: AgentFactory,
+    models: ModelRegistry,
+) -> None:
+    models.register(
+        "test:limited", FunctionModel(_rate_limited, stream_function=_rate_limited_stream)
+    )
+    run = await create_run(client, auth, agent_id=await make_agent(model="test:limited"))
+    done = await wait_finished(client, auth, run["run_id"])
+    assert done["status"] == "failed"
+    assert done["error"]["code"] == "MODEL_ERROR"
+    assert "429" in done["error"]["message"]
+    frames = await read_stream(client, auth, run["run_id"])
+    assert frames[-1]["event"] == "run.failed"
+
+
+@pytest.mark.parametrize("model", ["nosuchprovider:model", "openai-compatible:llama3"])
+async def test_an_unusable_model_fails_with_model_unavailable(
+    client: httpx.AsyncClient, auth: dict[str, str], make_agent: AgentFactory, model: str
+) -> None:
+    run = await create_run(client, auth, agent_id=await make_agent(model=model))
+    done = await wait_finished(client, auth, run["run_id"])
+    assert done["status"] == "failed"
+    assert done["error"]["code"] == "MODEL_UNAVAILABLE"
+    assert model in done["error"]["message"]
+
+
+async def test_credits_follow_the_price_table(
+    client: httpx.AsyncClient,
+    auth: dict[str, str],
+    make_agent: AgentFactory,
+    models: ModelRegistry,
+) -> None:
+    models.register("test:plain", TestModel(custom_output_text="plain answer"))
+    run = await create_run(client, auth, agent_id=await make_agent(model="test:plain", tools=[]))
+    done = await wait_finished(client, auth, run["run_id"])
+    assert done["result"] == "plain answer"
+    billing = done["billing"]
+    expected = (billing["input_tokens"] * 1000 + billing["output_tokens"] * 2000) / 1_000_000
+    assert billing["credits"] == pytest.approx(expected)
+    assert billing["credits"] > 0
