@@ -24,6 +24,12 @@ lint: install  ## ruff and mypy (strict on src/)
 	$(BIN)/ruff format --check src tests bench
 	$(BIN)/mypy
 
+bench: install  ## every benchmark (long: loads 1,000,000 rows; see README "Benchmarks")
+	$(BIN)/python bench/domains_bench.py
+	$(BIN)/python bench/analytics_bench.py
+	$(BIN)/python bench/runs_bench.py
+	$(BIN)/python bench/scaleout_bench.py
+
 format: install
 	$(BIN)/ruff check --fix src tests bench
 	$(BIN)/ruff format src tests bench

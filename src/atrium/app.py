@@ -13,6 +13,7 @@ from atrium import __version__
 from atrium.accounts.endpoints import router as account_router
 from atrium.agents.endpoints import router as agents_router
 from atrium.analytics.endpoints import router as analytics_router
+from atrium.dashboard import mount as mount_dashboard
 from atrium.db.engine import Database
 from atrium.domains.endpoints import router as domains_router
 from atrium.http import error_handlers, openapi
@@ -83,6 +84,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.include_router(domains_router, prefix=DOMAINS.prefix)
     app.include_router(spaces_router, prefix=DOMAINS.prefix)
     app.include_router(runs_router, prefix=RUNS.prefix)
+    mount_dashboard(app)
 
     # Added last = runs first: the context wraps everything, the gateway guards the groups.
     app.add_middleware(

@@ -87,9 +87,26 @@ class InternalError(AppError):
     code = "INTERNAL_ERROR"
 
 
+def _printable(value: Any) -> Any:
+    """Echoed input can hold lone surrogates (JSON `"\\ud800"`), which UTF-8 can not encode."""
+    if isinstance(value, str):
+        return value.encode("utf-8", "backslashreplace").decode("utf-8")
+    if isinstance(value, Mapping):
+        return {_printable(key): _printable(item) for key, item in value.items()}
+    if isinstance(value, list | tuple):
+        return [_printable(item) for item in value]
+    return value
+
+
 def error_body(code: str, message: str, details: Mapping[str, Any] | None = None) -> dict[str, Any]:
     """`{"error": {"code", "message", "details"}}`: the body of every error response."""
-    return {"error": {"code": code, "message": message, "details": dict(details or {})}}
+    return {
+        "error": {
+            "code": code,
+            "message": _printable(message),
+            "details": _printable(dict(details or {})),
+        }
+    }
 
 
 def error_response(

@@ -111,6 +111,9 @@ class Settings(BaseSettings):
     sse_poll_seconds: float = Field(
         1.0, gt=0, description="A quiet event stream re-reads the database this often."
     )
+    sse_max_streams_per_key: int = Field(
+        20, ge=1, description="Event streams one key may hold open at once, per process (429)."
+    )
 
 
 @lru_cache

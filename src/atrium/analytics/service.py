@@ -77,7 +77,11 @@ def resolve_range(
 ) -> tuple[datetime.date, datetime.date]:
     """Defaults: end = today (UTC), start = end - 29 days; start <= end; at most 366 days."""
     end = end if end is not None else today
-    start = start if start is not None else end - datetime.timedelta(days=DEFAULT_RANGE_DAYS - 1)
+    if start is None:
+        try:
+            start = end - datetime.timedelta(days=DEFAULT_RANGE_DAYS - 1)
+        except OverflowError:  # an end_date in the first days of year 1
+            start = datetime.date.min
     if start > end:
         raise InvalidParameter("start_date", "start_date must be on or before end_date")
     if (end - start).days + 1 > MAX_RANGE_DAYS:

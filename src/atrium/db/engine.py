@@ -36,6 +36,8 @@ def _sqlite_engine(settings: Settings, *, writer: bool) -> AsyncEngine:
         pool_size=1 if writer else 8,
         max_overflow=0,
         pool_timeout=60,
+        # Parameters are account data (prompts, names, key hashes): never in an error's log line.
+        hide_parameters=True,
     )
 
     @event.listens_for(engine.sync_engine, "connect")
@@ -71,6 +73,7 @@ class Database:
                 pool_size=settings.db_pool_size,
                 max_overflow=settings.db_pool_size,
                 pool_pre_ping=True,
+                hide_parameters=True,
             )
             self.read_engine = self.write_engine
         self._writer = async_sessionmaker(self.write_engine, expire_on_commit=False)

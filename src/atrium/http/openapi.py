@@ -38,14 +38,17 @@ _ERROR_SCHEMA: dict[str, Any] = {
 
 _RATE_HEADERS: dict[str, Any] = {
     "X-RateLimit-Limit": {
+        "required": True,
         "description": "Requests allowed in the window.",
         "schema": {"type": "integer"},
     },
     "X-RateLimit-Remaining": {
+        "required": True,
         "description": "Requests left in the window.",
         "schema": {"type": "integer"},
     },
     "X-RateLimit-Reset": {
+        "required": True,
         "description": "When the window resets, Unix epoch seconds.",
         "schema": {"type": "integer"},
     },
@@ -57,6 +60,12 @@ _GROUP_ERRORS = {
     "404": "Unknown id, another account's id, or unknown path (`NOT_FOUND`).",
     "429": "Rate limit exceeded (`RATE_LIMITED`); see `Retry-After`.",
 }
+# The gateway judges the body headers of every POST, PUT and PATCH before routing (DESIGN §3).
+_BODY_METHODS = frozenset({"post", "put", "patch"})
+_BODY_ERRORS = {
+    "413": "Request body larger than `ATRIUM_MAX_BODY_BYTES` (`PAYLOAD_TOO_LARGE`).",
+    "415": "Content-Type the group does not take (`UNSUPPORTED_MEDIA_TYPE`).",
+}
 
 
 def _error_response(description: str) -> dict[str, Any]:
@@ -66,13 +75,20 @@ def _error_response(description: str) -> dict[str, Any]:
     }
 
 
-def _document_operation(operation: dict[str, Any], *, in_group: bool) -> None:
+def _document_operation(operation: dict[str, Any], *, method: str, in_group: bool) -> None:
     responses: dict[str, Any] = operation.setdefault("responses", {})
     responses.pop("422", None)
     if not in_group:
         return
-    for status, description in _GROUP_ERRORS.items():
+    errors = dict(_GROUP_ERRORS)
+    if method in _BODY_METHODS:
+        errors.update(_BODY_ERRORS)
+    for status, description in errors.items():
         responses.setdefault(status, _error_response(description))
+    # An error an endpoint declares itself (409, ...) has the one error body too.
+    for status, response in responses.items():
+        if status[0] in "45" and not response.get("content"):
+            response["content"] = _error_response("")["content"]
     responses["429"].setdefault("headers", {})["Retry-After"] = {
         "description": "Seconds until the window resets.",
         "schema": {"type": "integer"},
@@ -100,9 +116,9 @@ def build_openapi(app: FastAPI) -> dict[str, Any]:
     }
     for path, item in schema.get("paths", {}).items():
         in_group = group_for(path) is not None
-        for operation in item.values():
+        for method, operation in item.items():
             if isinstance(operation, dict) and "responses" in operation:
-                _document_operation(operation, in_group=in_group)
+                _document_operation(operation, method=method, in_group=in_group)
     return schema
 
 

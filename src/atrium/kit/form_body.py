@@ -42,19 +42,30 @@ async def _json_fields(request: Request) -> Fields:
         return {}
     try:
         document = json.loads(raw)
-    except (ValueError, UnicodeDecodeError) as exc:
+    except (ValueError, UnicodeDecodeError, RecursionError) as exc:  # deep nesting: RecursionError
         raise InvalidParameter("body", "request body is not valid JSON") from exc
     if not isinstance(document, dict):
         raise InvalidParameter("body", "request body must be a JSON object")
     fields: Fields = {}
     for key, value in document.items():
         if isinstance(value, str):
+            if not _is_unicode_text(value):
+                raise InvalidParameter(key, f"{key} must be valid Unicode text")
             fields[key] = value.strip()
         elif value is None or isinstance(value, int | float | bool):
             fields[key] = value
         else:
             raise InvalidParameter(key, f"{key} must be a string or a number")
     return fields
+
+
+def _is_unicode_text(value: str) -> bool:
+    """False for lone surrogates (`"\\ud800"` in JSON): they can not be stored or echoed."""
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 async def form_fields(request: Request) -> Fields:

@@ -32,6 +32,9 @@ class RunEventStream:
         self.last_seq = after_seq
         self.poll_seconds = poll_seconds
         self.finished = False
+        # Quiet polls back off (up to 16x): a thousand streams of queued runs must not turn the
+        # safety net into a thousand queries a second.
+        self._quiet_polls = 0
 
     async def __aiter__(self) -> AsyncIterator[dict[str, Any]]:
         with self.broker.subscribe(self.run_id) as subscription:
@@ -42,10 +45,15 @@ class RunEventStream:
                     yield message
 
     async def _next(self, subscription: Subscription) -> list[dict[str, Any]]:
+        wait = self.poll_seconds * 2 ** min(self._quiet_polls, 4)
         try:
-            message = await asyncio.wait_for(subscription.queue.get(), self.poll_seconds)
+            async with asyncio.timeout(wait):  # no extra task per wait, unlike wait_for
+                message = await subscription.queue.get()
         except TimeoutError:
-            return await self._replay()
+            replayed = await self._replay()
+            self._quiet_polls = 0 if replayed else self._quiet_polls + 1
+            return replayed
+        self._quiet_polls = 0
         if subscription.overflowed:
             subscription.overflowed = False
             while not subscription.queue.empty():

@@ -23,39 +23,61 @@ log = logging.getLogger("atrium.worker")
 T = TypeVar("T")
 WriteOperation = Callable[[AsyncSession], Awaitable[Any]]
 _MAX_BATCH = 256
+_STOP = object()
 
 
 class WriteBatcher:
     def __init__(self, db: Database) -> None:
         self.db = db
-        self._queue: asyncio.Queue[tuple[WriteOperation, asyncio.Future[Any]]] = asyncio.Queue()
+        self._queue: asyncio.Queue[Any] = asyncio.Queue()
         self._task: asyncio.Task[None] | None = None
+        self._stopping = False
 
     def start(self) -> None:
         self._task = asyncio.create_task(self._drain(), name="atrium-write-batcher")
 
     async def stop(self) -> None:
-        if self._task is not None:
+        """Commit what is queued, then stop. A batch is never cut off in the middle: a
+        transaction interrupted by cancellation could leave SQLite's write lock held."""
+        if self._task is None:
+            return
+        self._stopping = True
+        self._queue.put_nowait(_STOP)
+        try:
+            await asyncio.wait_for(asyncio.shield(self._task), timeout=10)
+        except TimeoutError:
             self._task.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await self._task
         while not self._queue.empty():
-            _operation, future = self._queue.get_nowait()
-            if not future.done():
-                future.set_exception(RuntimeError("the worker is stopping"))
+            item = self._queue.get_nowait()
+            if item is not _STOP and not item[1].done():
+                item[1].set_exception(RuntimeError("the worker is stopping"))
 
     async def write(self, operation: Callable[[AsyncSession], Awaitable[T]]) -> T:
         """Run `operation` in the next batch's transaction; its result once that committed."""
         future: asyncio.Future[T] = asyncio.get_running_loop().create_future()
+        if self._stopping:
+            raise RuntimeError("the worker is stopping")
         self._queue.put_nowait((operation, future))
         return await future
 
     async def _drain(self) -> None:
         while True:
-            batch = [await self._queue.get()]
+            first = await self._queue.get()
+            if first is _STOP:
+                return
+            batch = [first]
+            stop = False
             while not self._queue.empty() and len(batch) < _MAX_BATCH:
-                batch.append(self._queue.get_nowait())
+                item = self._queue.get_nowait()
+                if item is _STOP:
+                    stop = True
+                    break
+                batch.append(item)
             await self._commit(batch)
+            if stop:
+                return
 
     async def _commit(self, batch: list[tuple[WriteOperation, asyncio.Future[Any]]]) -> None:
         pending = [(operation, future) for operation, future in batch if not future.done()]

@@ -55,6 +55,8 @@ class RunExecution:
             db=db, batcher=batcher, broker=broker, settings=settings, claim=claim, owner=owner
         )
         self.cancellation = CancellationToken()
+        # Cancelled while its previous attempt ran, then re-queued: stop before starting.
+        self.recorder.cancel_requested = claim.cancel_requested
 
     def request_cancel(self) -> None:
         self.recorder.cancel_requested = True
@@ -72,6 +74,8 @@ class RunExecution:
             await self.recorder.close()
 
     async def _execute(self) -> RunOutcome:
+        if self.recorder.cancel_requested:
+            return RunOutcome(status="cancelled")
         try:
             async with self.db.session(write=False) as session:
                 stored = await queue.thread_history(

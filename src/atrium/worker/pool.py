@@ -75,10 +75,14 @@ class WorkerPool:
         for task in self._loops:
             task.cancel()
         await asyncio.gather(*self._loops, return_exceptions=True)
-        running = list(self._executions)
         for task in list(self._run_tasks):
             task.cancel()
         await asyncio.gather(*self._run_tasks, return_exceptions=True)
+        await self.batcher.stop()
+        # Whatever this worker still holds (runs in progress, a claim that committed as the
+        # claim loop was cancelled) goes back to the queue now rather than after its lease.
+        async with self.db.session(write=False) as session:
+            running = await queue.running_runs_of(session, owner=self.owner)
         for run_id in running:
             try:
                 await self._requeue(
@@ -86,7 +90,6 @@ class WorkerPool:
                 )
             except Exception:  # its lease expires and recovery re-queues it anyway
                 log.exception("could not hand run %s back to the queue", run_id)
-        await self.batcher.stop()
         await self.runtime.aclose()
 
     def wake(self) -> None:

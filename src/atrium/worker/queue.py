@@ -35,6 +35,7 @@ class ClaimedRun:
     attempt: int
     last_event_seq: int
     created_at: datetime
+    cancel_requested: bool
     started_event: dict[str, Any]
 
 
@@ -117,6 +118,7 @@ async def claim(
                     Run.attempts,
                     Run.last_event_seq,
                     Run.created_at,
+                    Run.cancel_requested,
                 )
             )
         ).first()
@@ -143,6 +145,7 @@ async def claim(
                 attempt=row.attempts,
                 last_event_seq=row.last_event_seq,
                 created_at=row.created_at,
+                cancel_requested=bool(row.cancel_requested),
                 started_event=started,
             )
         )
@@ -325,3 +328,10 @@ async def insert_events(session: AsyncSession, rows: Sequence[dict[str, Any]]) -
 async def thread_of(session: AsyncSession, *, run_id: str) -> str:
     thread_id = await session.scalar(select(Run.thread_id).where(Run.id == run_id))
     return str(thread_id)
+
+
+async def running_runs_of(session: AsyncSession, *, owner: str) -> list[str]:
+    rows = await session.scalars(
+        select(Run.id).where(Run.lease_owner == owner, Run.status == "running")
+    )
+    return list(rows)

@@ -175,7 +175,8 @@ class RunRecorder:
                 return flag
 
             try:
-                flag = await self.batcher.write(write)
+                # Shielded: a cancelled run still persists what it already emitted.
+                flag = await asyncio.shield(self.batcher.write(write))
                 if flag is None:
                     self.lost = True
                     return

@@ -1,0 +1,132 @@
+"""Scale-out benchmark on PostgreSQL + Redis: runs/s with 1 worker process vs 2, and single-run
+create → completed latency, each against one `atrium serve --no-worker` API process.
+
+Each configuration gets a fresh PostgreSQL database; the measurements themselves are those of
+`bench/runs_bench.py` (`--url` mode), so the figures compare directly with the SQLite ones.
+
+    .venv/bin/python bench/scaleout_bench.py
+    .venv/bin/python bench/scaleout_bench.py --burst 1000 --single 200 --concurrency 32
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import secrets
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import asyncpg  # type: ignore[import-untyped]
+
+HERE = Path(__file__).parent
+ATRIUM = str(Path(sys.executable).with_name("atrium"))
+KEY = re.compile(r"atr_[A-Za-z0-9_-]{20,}")
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port: int = sock.getsockname()[1]
+        return port
+
+
+async def _admin(server: str, sql: str) -> None:
+    conn = await asyncpg.connect(server.replace("postgresql+asyncpg", "postgresql") + "/postgres")
+    try:
+        await conn.execute(sql)
+    finally:
+        await conn.close()
+
+
+def _run(server: str, redis: str, workers: int, args: argparse.Namespace) -> None:
+    import asyncio
+
+    name = f"atrium_bench_scaleout_{secrets.token_hex(3)}"
+    asyncio.run(_admin(server, f'CREATE DATABASE "{name}"'))
+    port = _free_port()
+    env = {k: v for k, v in os.environ.items() if not k.startswith("ATRIUM_")}
+    env.update(
+        ATRIUM_DATABASE_URL=f"{server}/{name}",
+        ATRIUM_REDIS_URL=redis,
+        ATRIUM_REDIS_PREFIX=name,
+        ATRIUM_PUBLIC_URL=f"http://127.0.0.1:{port}",
+        ATRIUM_WORKER_CONCURRENCY=str(args.concurrency),
+        ATRIUM_RATE_LIMIT_PREMIUM="1000000/hour",
+        ATRIUM_LOG_LEVEL="WARNING",
+    )
+    procs: list[subprocess.Popen[bytes]] = []
+    try:
+        subprocess.run([ATRIUM, "migrate"], env=env, check=True, capture_output=True)
+        made = subprocess.run(
+            [ATRIUM, "keys", "create", "--account", "bench", "--tier", "premium"],
+            env=env,
+            check=True,
+            capture_output=True,
+            text=True,
+        )
+        key = KEY.findall(made.stdout)[-1]
+        quiet = {"stdout": subprocess.DEVNULL, "stderr": subprocess.DEVNULL}
+        procs.append(
+            subprocess.Popen(
+                [ATRIUM, "serve", "--no-worker", "--port", str(port)], env=env, **quiet
+            )
+        )
+        procs += [subprocess.Popen([ATRIUM, "worker"], env=env, **quiet) for _ in range(workers)]
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=0.5).close()
+                break
+            except OSError:
+                time.sleep(0.1)
+        time.sleep(1)  # the workers connect and subscribe
+        print(
+            f"\n== PostgreSQL + Redis, 1 API process, {workers} worker process(es) ==", flush=True
+        )
+        subprocess.run(
+            [
+                sys.executable,
+                str(HERE / "runs_bench.py"),
+                "--url",
+                f"http://127.0.0.1:{port}",
+                "--key",
+                key,
+                "--single",
+                str(args.single),
+                "--burst",
+                str(args.burst),
+                "--streams",
+                "0",
+            ],
+            check=True,
+        )
+    finally:
+        for proc in procs:
+            proc.terminate()
+        for proc in procs:
+            proc.wait(timeout=20)
+        asyncio.run(_admin(server, f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument(
+        "--postgres",
+        default="postgresql+asyncpg://postgres@127.0.0.1:5432",
+        help="server URL without a database name",
+    )
+    parser.add_argument("--redis", default="redis://127.0.0.1:6379/0")
+    parser.add_argument("--single", type=int, default=200, help="single runs for latency (200)")
+    parser.add_argument("--burst", type=int, default=1000, help="runs submitted at once (1000)")
+    parser.add_argument("--concurrency", type=int, default=32, help="runs per worker at once")
+    args = parser.parse_args()
+    for workers in (1, 2):
+        _run(args.postgres, args.redis, workers, args)
+
+
+if __name__ == "__main__":
+    main()

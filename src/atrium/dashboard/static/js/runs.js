@@ -1,0 +1,364 @@
+// Runs: the live list (#/runs) and one run followed live (#/runs/run_…).
+
+import { api, download, pathOf } from "./api.js";
+import {
+  errorBox, field, formError, formErrorBox, formatBytes, formatCredits, formatInt, h, pageHeader,
+  replace, sleep, statusBadge, timeEl, toast,
+} from "./dom.js";
+import { followEvents } from "./sse.js";
+
+const RUNS = "/api/v1/public/agent/runs";
+const ACTIVE = new Set(["queued", "running"]);
+const STATUSES = ["queued", "running", "completed", "failed", "cancelled"];
+// Polling budget: the runs group allows 1000 requests an hour per standard key.
+const POLL_ACTIVE_MS = 2000;
+const POLL_IDLE_MS = 15000;
+
+async function agentNames(signal) {
+  try {
+    const { data } = await api("/v1/agents", { signal });
+    return data;
+  } catch (error) {
+    if (error.name === "AbortError") throw error;
+    return [];
+  }
+}
+
+function agentLabel(agents, agentId) {
+  const agent = agents.find((each) => each.agent_id === agentId);
+  return agent ? agent.name : agentId;
+}
+
+export async function runsView({ main, query, signal }) {
+  const status = query.get("status") || "";
+  const agents = await agentNames(signal);
+  const updated = h("span", { class: "muted small" });
+
+  const prompt = h("textarea", { name: "prompt", rows: 3, required: true, placeholder: "Write a haiku about rain" });
+  const agentSelect = h("select", { name: "agent_id" },
+    h("option", { value: "" }, "Default agent"),
+    agents.map((agent) => h("option", { value: agent.agent_id }, agent.name)));
+  const createError = formErrorBox();
+  const startButton = h("button", { type: "submit" }, "Start run");
+  const form = h("form", { class: "card", "aria-labelledby": "new-run-title" }, [
+    h("h2", { id: "new-run-title" }, "New run"),
+    field("Prompt", prompt),
+    h("div", { class: "row" }, field("Agent", agentSelect), h("div", { class: "actions end" }, startButton)),
+    createError,
+  ]);
+  form.addEventListener("submit", async (event) => {
+    event.preventDefault();
+    startButton.disabled = true;
+    formError(form, createError, null);
+    try {
+      const body = { prompt: prompt.value };
+      if (agentSelect.value) body.agent_id = agentSelect.value;
+      const run = await api(RUNS, { method: "POST", json: body });
+      toast(`Run ${run.run_id} started`);
+      window.location.hash = `#/runs/${run.run_id}`;
+    } catch (error) {
+      formError(form, createError, error);
+    } finally {
+      startButton.disabled = false;
+    }
+  });
+
+  const statusFilter = h("select", { name: "status" },
+    h("option", { value: "" }, "All statuses"),
+    STATUSES.map((each) => h("option", { value: each, selected: each === status }, each)));
+  statusFilter.addEventListener("change", () => {
+    window.location.hash = statusFilter.value ? `#/runs?status=${statusFilter.value}` : "#/runs";
+  });
+
+  const tbody = h("tbody");
+  const table = h("table", { class: "cards" },
+    h("caption", { class: "visually-hidden" }, "Runs, newest first"),
+    h("thead", {}, h("tr", {}, ["Run", "Status", "Agent", "Created", "Credits", "Result"].map(
+      (name) => h("th", { scope: "col", class: name === "Credits" ? "num" : null }, name)))),
+    tbody);
+  const empty = h("p", { class: "muted", hidden: true }, "No runs yet. Start one above.");
+  const more = h("button", { type: "button", class: "secondary", hidden: true }, "Load more");
+  const listError = h("div");
+
+  let rows = [];
+  let cursor = null;
+
+  function draw() {
+    replace(tbody, rows.map((run) => h("tr", {}, [
+      h("td", { "data-label": "Run" }, h("a", { href: `#/runs/${run.run_id}` }, h("code", {}, run.run_id))),
+      h("td", { "data-label": "Status" }, statusBadge(run.status)),
+      h("td", { "data-label": "Agent" }, agentLabel(agents, run.agent_id)),
+      h("td", { "data-label": "Created" }, timeEl(run.created_at, true)),
+      h("td", { "data-label": "Credits", class: "num" }, run.billing ? formatCredits(run.billing.credits) : "—"),
+      h("td", { "data-label": "Result", class: "excerpt" },
+        run.error ? run.error.message : (run.result || "")),
+    ])));
+    empty.hidden = rows.length > 0;
+    table.hidden = rows.length === 0;
+    more.hidden = !cursor;
+  }
+
+  async function refresh() {
+    const limit = Math.min(Math.max(rows.length, 20), 100);
+    const page = await api(RUNS, { query: { limit, status }, signal });
+    const fresh = new Set(page.data.map((run) => run.run_id));
+    rows = [...page.data, ...rows.slice(limit).filter((run) => !fresh.has(run.run_id))];
+    if (rows.length <= limit) cursor = page.next_cursor;
+    updated.textContent = `Live · updated ${new Date().toLocaleTimeString()}`;
+    draw();
+  }
+
+  more.addEventListener("click", async () => {
+    more.disabled = true;
+    try {
+      const page = await api(RUNS, { query: { limit: 20, status, cursor }, signal });
+      rows = [...rows, ...page.data];
+      cursor = page.next_cursor;
+      draw();
+    } catch (error) {
+      replace(listError, errorBox(error));
+    } finally {
+      more.disabled = false;
+    }
+  });
+
+  await refresh();
+  replace(main,
+    pageHeader("Runs", updated),
+    form,
+    h("section", { "aria-labelledby": "runs-list-title" }, [
+      h("div", { class: "toolbar" }, h("h2", { id: "runs-list-title" }, "Recent runs"),
+        field("Status", statusFilter)),
+      listError, table, empty, more,
+    ]),
+  );
+
+  // Live: poll fast while a run is active, slowly otherwise, never while the tab is hidden.
+  (async () => {
+    while (!signal.aborted) {
+      await sleep(rows.some((run) => ACTIVE.has(run.status)) ? POLL_ACTIVE_MS : POLL_IDLE_MS, signal);
+      if (signal.aborted || document.hidden) continue;
+      try {
+        await refresh();
+        replace(listError);
+      } catch (error) {
+        if (signal.aborted) return;
+        replace(listError, errorBox(error));
+      }
+    }
+  })();
+}
+
+function describe(event) {
+  const data = event.data || {};
+  switch (event.event) {
+    case "run.queued":
+      return data.reason ? `queued (${data.reason})` : "queued";
+    case "run.started":
+      return `started, attempt ${data.attempt ?? 1}`;
+    case "run.step":
+      if (data.step === "model_request") return `model request ${data.index ?? ""}`.trim();
+      if (data.step === "tool_call") return `tool call: ${data.tool}`;
+      if (data.step === "tool_result") return `tool result: ${data.tool}`;
+      return data.step || "step";
+    case "message.delta":
+      return `“${data.text ?? ""}”`;
+    case "artifact.created":
+      return `${data.name} (${formatBytes(data.size_bytes ?? 0)})`;
+    case "run.completed":
+      return `completed · ${formatCredits(data.billing?.credits)} credits`;
+    case "run.failed":
+      return `failed: ${data.error?.message || data.error?.code || ""}`;
+    case "run.cancelled":
+      return "cancelled";
+    default:
+      return "";
+  }
+}
+
+const STATUS_OF_EVENT = {
+  "run.queued": "queued",
+  "run.started": "running",
+  "run.completed": "completed",
+  "run.failed": "failed",
+  "run.cancelled": "cancelled",
+};
+
+export async function runView({ main, params: [runId], signal }) {
+  let run = await api(`${RUNS}/${encodeURIComponent(runId)}`, { signal });
+  const agents = await agentNames(signal);
+
+  const statusBox = h("p", { class: "run-status", "aria-live": "polite" });
+  const streamState = h("span", { class: "stream-state muted small" });
+  const cancel = h("button", { type: "button", class: "danger secondary" }, "Cancel run");
+  const meta = h("dl", { class: "meta" });
+  const eventList = h("ol", { class: "events", "aria-label": "Events" });
+  const eventCount = h("span", { class: "muted small" });
+  const output = h("pre", { class: "output", tabindex: "0", "aria-label": "Result text" });
+  const resultNote = h("p", { class: "muted small" });
+  const artifactsBox = h("div");
+  const billingBox = h("div");
+  const errorArea = h("div");
+  let streamed = "";
+  let events = 0;
+
+  function drawStatus() {
+    replace(statusBox, "Status: ", statusBadge(run.status));
+    cancel.hidden = !ACTIVE.has(run.status);
+    const duration = run.started_at && run.finished_at
+      ? `${((new Date(run.finished_at) - new Date(run.started_at)) / 1000).toFixed(1)} s` : "—";
+    replace(meta, [
+      ["Agent", h("a", { href: "#/agents" }, agentLabel(agents, run.agent_id))],
+      ["Thread", h("code", {}, run.thread_id)],
+      ["Created", timeEl(run.created_at)],
+      ["Started", timeEl(run.started_at)],
+      ["Finished", timeEl(run.finished_at)],
+      ["Duration", duration],
+    ].map(([term, value]) => h("div", {}, h("dt", {}, term), h("dd", {}, value))));
+  }
+
+  function drawResult() {
+    if (run.status === "completed") {
+      output.textContent = run.result || "";
+      resultNote.textContent = "Final result.";
+    } else if (run.status === "failed") {
+      output.textContent = streamed;
+      resultNote.textContent = "";
+      replace(errorArea, h("p", { class: "error", role: "alert" },
+        `The run failed: ${run.error?.message || ""} (${run.error?.code || "error"})`));
+    } else if (run.status === "cancelled") {
+      output.textContent = streamed;
+      resultNote.textContent = "The run was cancelled.";
+    } else {
+      output.textContent = streamed;
+      resultNote.textContent = streamed ? "Streaming…" : "Waiting for the model…";
+    }
+  }
+
+  function drawArtifacts(artifacts) {
+    if (!artifacts || artifacts.length === 0) {
+      replace(artifactsBox, h("p", { class: "muted" },
+        ACTIVE.has(run.status) ? "None yet." : "This run wrote no files."));
+      return;
+    }
+    replace(artifactsBox, h("table", { class: "cards" },
+      h("caption", { class: "visually-hidden" }, "Artifacts"),
+      h("thead", {}, h("tr", {}, ["Name", "Type", "Size", "SHA-256", "Download"].map(
+        (name) => h("th", { scope: "col", class: name === "Size" ? "num" : null }, name)))),
+      h("tbody", {}, artifacts.map((artifact) => h("tr", {}, [
+        h("td", { "data-label": "Name" }, artifact.name),
+        h("td", { "data-label": "Type" }, artifact.mime_type),
+        h("td", { "data-label": "Size", class: "num" }, formatBytes(artifact.size_bytes)),
+        h("td", { "data-label": "SHA-256" }, h("code", { title: artifact.sha256 }, `${artifact.sha256.slice(0, 12)}…`)),
+        h("td", { "data-label": "" }, h("button", {
+          type: "button", class: "secondary small",
+          "aria-label": `Download ${artifact.name}`,
+          onclick: async (event) => {
+            event.target.disabled = true;
+            try {
+              const saved = await download(pathOf(artifact.download_url), artifact.name);
+              toast(`Downloaded ${saved.name} (${formatBytes(saved.size)})`);
+            } catch (error) {
+              replace(errorArea, errorBox(error));
+            } finally {
+              event.target.disabled = false;
+            }
+          },
+        }, "Download")),
+      ])))));
+  }
+
+  function drawBilling() {
+    const billing = run.billing;
+    if (!billing) {
+      replace(billingBox, h("p", { class: "muted" }, "Shown when the run finishes."));
+      return;
+    }
+    replace(billingBox, h("dl", { class: "stats" }, [
+      ["Credits", formatCredits(billing.credits)],
+      ["Input tokens", formatInt(billing.input_tokens)],
+      ["Output tokens", formatInt(billing.output_tokens)],
+      ["Model requests", formatInt(billing.requests)],
+      ["Tool calls", formatInt(billing.tool_calls)],
+    ].map(([term, value]) => h("div", { class: "stat" }, h("dt", {}, term), h("dd", {}, value)))));
+  }
+
+  async function reloadArtifacts() {
+    const { data } = await api(`${RUNS}/${run.run_id}/artifacts`, { signal });
+    drawArtifacts(data);
+  }
+
+  cancel.addEventListener("click", async () => {
+    cancel.disabled = true;
+    try {
+      run = await api(`${RUNS}/${run.run_id}/cancel`, { method: "POST" });
+      drawStatus();
+      toast("Cancellation requested");
+    } catch (error) {
+      replace(errorArea, errorBox(error));
+    } finally {
+      cancel.disabled = false;
+    }
+  });
+
+  drawStatus();
+  drawResult();
+  drawArtifacts(run.artifacts);
+  drawBilling();
+  replace(main,
+    pageHeader("Run", h("code", { class: "run-id" }, run.run_id)),
+    h("div", { class: "toolbar" }, statusBox, cancel),
+    errorArea,
+    meta,
+    h("div", { class: "run-grid" }, [
+      h("section", { class: "card", "aria-labelledby": "result-title" }, [
+        h("h2", { id: "result-title" }, "Result"), output, resultNote]),
+      h("section", { class: "card", "aria-labelledby": "events-title" }, [
+        h("div", { class: "toolbar" }, h("h2", { id: "events-title" }, "Events"), eventCount, streamState),
+        eventList]),
+    ]),
+    h("section", { class: "card", "aria-labelledby": "artifacts-title" }, [
+      h("h2", { id: "artifacts-title" }, "Artifacts"), artifactsBox]),
+    h("section", { class: "card", "aria-labelledby": "credits-title" }, [
+      h("h2", { id: "credits-title" }, "Credits"), billingBox]),
+  );
+
+  followEvents(pathOf(run.events_url), {
+    signal,
+    onState(state) {
+      streamState.textContent = { live: "● Live", reconnecting: "Reconnecting…", ended: "Stream ended" }[state];
+      streamState.dataset.state = state;
+    },
+    onError(message) {
+      replace(errorArea, h("p", { class: "error", role: "alert" }, `Event stream: ${message}`));
+    },
+    async onEvent(event) {
+      events += 1;
+      eventCount.textContent = `${events} event${events === 1 ? "" : "s"}`;
+      eventList.append(h("li", { dataset: { kind: event.event } }, [
+        h("span", { class: "event-id" }, `#${event.id}`),
+        h("span", { class: "event-kind" }, event.event),
+        h("span", { class: "event-text" }, describe(event)),
+        event.data.created_at ? h("time", { datetime: event.data.created_at, class: "muted small" },
+          new Date(event.data.created_at).toLocaleTimeString()) : null,
+      ]));
+      eventList.scrollTop = eventList.scrollHeight;
+      if (event.event === "message.delta") {
+        streamed += event.data.text || "";
+      }
+      const status = STATUS_OF_EVENT[event.event];
+      if (status && !(ACTIVE.has(status) && !ACTIVE.has(run.status))) {
+        run = { ...run, status };
+        drawStatus();
+      }
+      if (event.event === "artifact.created") await reloadArtifacts();
+      if (["run.completed", "run.failed", "run.cancelled"].includes(event.event)) {
+        run = await api(`${RUNS}/${run.run_id}`, { signal });
+        drawStatus();
+        drawArtifacts(run.artifacts);
+        drawBilling();
+      }
+      drawResult();
+    },
+  });
+}

@@ -1,0 +1,209 @@
+"""A real `atrium serve` and one headless Chromium (Debian's, driven by Playwright) per session.
+
+The e2e tests skip, saying why, when there is no Chromium binary (`.ci/run` installs Debian's
+`chromium`) or no Playwright; `playwright install` is never used: its downloads are blocked.
+Screenshots of every page go to `tests/dashboard/screenshots/` (gitignored).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import AsyncIterator, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+ATRIUM = str(Path(sys.executable).with_name("atrium"))
+HERE = Path(__file__).parent
+SCREENSHOTS = HERE / "screenshots"
+# The slow OpenAI-compatible model of the client tests: a run lasts long enough to watch.
+SLOW_LLM = HERE.parent / "client" / "slow_llm.py"
+BOOTSTRAP_KEY = "atr_dashboard-e2e-bootstrap-key-0123456789"
+CHROMIUM_ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+DESKTOP = {"width": 1280, "height": 900}
+PHONE = {"width": 390, "height": 844}
+
+
+def chromium_binary() -> str | None:
+    for candidate in (os.environ.get("ATRIUM_TEST_CHROMIUM"), "chromium", "chromium-browser"):
+        if candidate and (found := shutil.which(candidate)):
+            return found
+    return None
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def _stop(process: subprocess.Popen[Any]) -> None:
+    if process.poll() is None:
+        process.terminate()
+        try:
+            process.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+
+
+@dataclass
+class Server:
+    url: str
+    env: dict[str, str]
+    log: Path
+
+    def new_key(self) -> str:
+        """A key of a new, empty account (made with `atrium keys create`)."""
+        account = f"dashboard-{time.monotonic_ns()}"
+        made = subprocess.run(
+            [ATRIUM, "keys", "create", "--account", account],
+            env=self.env,
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+        assert made.returncode == 0, made.stderr
+        return next(word for word in made.stdout.split() if word.startswith("atr_"))
+
+
+@pytest.fixture(scope="session")
+def chromium_path() -> str:
+    path = chromium_binary()
+    if path is None:
+        pytest.skip("no chromium binary on PATH (apt-get install chromium; .ci/run does it)")
+    pytest.importorskip(
+        "playwright", reason="playwright is not installed (pip install -e '.[dev]')"
+    )
+    return path
+
+
+@pytest.fixture(scope="session")
+def slow_llm(chromium_path: str) -> Iterator[str]:
+    port = free_port()
+    process = subprocess.Popen([sys.executable, str(SLOW_LLM), str(port), "0.1", "30"])
+    try:
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=1).close()
+                break
+            except OSError:
+                assert process.poll() is None and time.monotonic() < deadline, "slow_llm failed"
+                time.sleep(0.05)
+        yield f"http://127.0.0.1:{port}/v1"
+    finally:
+        _stop(process)
+
+
+@pytest.fixture(scope="session")
+def server(tmp_path_factory: pytest.TempPathFactory, slow_llm: str) -> Iterator[Server]:
+    tmp = tmp_path_factory.mktemp("dashboard-server")
+    port = free_port()
+    url = f"http://127.0.0.1:{port}"
+    env = {k: v for k, v in os.environ.items() if not k.startswith("ATRIUM_")}
+    env.update(
+        ATRIUM_DATABASE_URL=f"sqlite+aiosqlite:///{tmp / 'atrium.db'}",
+        ATRIUM_BOOTSTRAP_KEY=BOOTSTRAP_KEY,
+        ATRIUM_PUBLIC_URL=url,
+        ATRIUM_LLM_BASE_URL=slow_llm,
+        ATRIUM_SSE_HEARTBEAT_SECONDS="1",
+        PYTHONUNBUFFERED="1",
+    )
+    log = tmp / "serve.log"
+    with log.open("w") as out:
+        process = subprocess.Popen(
+            [ATRIUM, "serve", "--port", str(port)], env=env, stdout=out, stderr=subprocess.STDOUT
+        )
+        try:
+            deadline = time.monotonic() + 60
+            while True:
+                assert process.poll() is None, log.read_text()
+                try:
+                    if httpx.get(f"{url}/healthz", timeout=1).status_code == 200:
+                        break
+                except httpx.TransportError:
+                    pass
+                assert time.monotonic() < deadline, log.read_text()
+                time.sleep(0.1)
+            yield Server(url=url, env=env, log=log)
+        finally:
+            _stop(process)
+
+
+@pytest.fixture(scope="session")
+async def browser(chromium_path: str) -> AsyncIterator[Any]:
+    # The async API: the sync one runs its own event loop, which clashes with pytest-asyncio's.
+    from playwright.async_api import async_playwright
+
+    SCREENSHOTS.mkdir(exist_ok=True)
+    async with async_playwright() as playwright:
+        launched = await playwright.chromium.launch(
+            executable_path=chromium_path, args=CHROMIUM_ARGS
+        )
+        try:
+            yield launched
+        finally:
+            await launched.close()
+
+
+def _expected_api_answer(text: str) -> bool:
+    # Chromium logs every 4xx answer; the tests provoke some (a refused key, a bad field) on
+    # purpose and check that the page shows them. CSP violations and script errors still count.
+    return text.startswith("Failed to load resource: the server responded with a status of 4")
+
+
+@pytest.fixture
+async def page(browser: Any, server: Server) -> AsyncIterator[Any]:
+    """A fresh browser context (its own sessionStorage); fails the test on any page error."""
+    context = await browser.new_context(
+        viewport=DESKTOP,
+        base_url=server.url,
+        accept_downloads=True,
+        locale="en-GB",
+        reduced_motion="reduce",
+    )
+    context.set_default_timeout(15_000)
+    opened = await context.new_page()
+    problems: list[str] = []
+    opened.on("pageerror", lambda error: problems.append(f"pageerror: {error}"))
+    opened.on(
+        "console",
+        lambda message: (
+            problems.append(f"console: {message.text}")
+            if message.type == "error" and not _expected_api_answer(message.text)
+            else None
+        ),
+    )
+    try:
+        yield opened
+    finally:
+        await context.close()
+    assert problems == []
+
+
+async def shot(page: Any, name: str) -> Path:
+    """Save a full-page screenshot under tests/dashboard/screenshots/."""
+    path = SCREENSHOTS / f"{name}.png"
+    # A passing notification ("Created …") would hide part of the page: dismiss it, as a click
+    # on it does (the contexts prefer reduced motion, so it disappears at once).
+    await page.evaluate("document.getElementById('toast')?.classList.remove('visible')")
+    await page.screenshot(path=str(path), full_page=True)
+    return path

@@ -1,0 +1,134 @@
+"""Shared pieces of the reliability tests: the one error body, seeded records of two accounts."""
+
+from __future__ import annotations
+
+import json
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+from atrium.app import create_app
+from atrium.settings import Settings
+from tests.runs.helpers import RUNS, create_run, wait_finished
+
+# The app's own OpenAPI document; building it opens no database (the file is never created).
+_UNUSED_DB = Path(tempfile.gettempdir()) / "atrium-openapi-only.db"
+OPENAPI_DOCUMENT: dict[str, Any] = create_app(
+    Settings(_env_file=None, database_url=f"sqlite+aiosqlite:///{_UNUSED_DB}", run_worker=False)
+).openapi()
+
+ERROR_CODES = {
+    400: "INVALID_PARAMETER",
+    401: "UNAUTHORIZED",
+    404: "NOT_FOUND",
+    405: "METHOD_NOT_ALLOWED",
+    409: "CONFLICT",
+    413: "PAYLOAD_TOO_LARGE",
+    415: "UNSUPPORTED_MEDIA_TYPE",
+    429: "RATE_LIMITED",
+}
+# What must never appear in a response: traces, SQL, framework internals.
+LEAK_MARKERS = (
+    "Traceback",
+    'File "',
+    "sqlalchemy",
+    "sqlite3.",
+    "asyncpg",
+    "psycopg",
+    "pydantic_core",
+)
+
+
+def error_problem(status: int, body: bytes, content_type: str) -> str | None:
+    """Why an error response is not the one error body of DESIGN §3 (None when it is)."""
+    if not content_type.startswith("application/json"):
+        return f"{status} with Content-Type {content_type!r}"
+    try:
+        document = json.loads(body)
+    except ValueError:
+        return f"{status} with a body that is not JSON: {body[:200]!r}"
+    if not isinstance(document, dict) or set(document) != {"error"}:
+        return f"{status} body is not {{'error': ...}}: {document!r}"
+    error = document["error"]
+    if not isinstance(error, dict) or set(error) != {"code", "message", "details"}:
+        return f"{status} error object has other members: {error!r}"
+    if not isinstance(error["message"], str) or not isinstance(error["details"], dict):
+        return f"{status} error message/details have the wrong types: {error!r}"
+    expected = ERROR_CODES.get(status)
+    if expected is not None and error["code"] != expected:
+        return f"{status} carries code {error['code']!r}, expected {expected!r}"
+    return None
+
+
+def leak_problem(body: bytes) -> str | None:
+    text = body.decode("utf-8", "replace")
+    for marker in LEAK_MARKERS:
+        if marker in text:
+            return f"response leaks {marker!r}: {text[:300]!r}"
+    return None
+
+
+def assert_error(response: httpx.Response, status: int) -> dict[str, Any]:
+    assert response.status_code == status, (response.status_code, response.text)
+    problem = error_problem(status, response.content, response.headers.get("content-type", ""))
+    assert problem is None, problem
+    error: dict[str, Any] = response.json()["error"]
+    return error
+
+
+@dataclass
+class Seeded:
+    """Records of one account, made through the API, addressed by the paths that read them."""
+
+    headers: dict[str, str]
+    domain_id: int = 0
+    space_id: int = 0
+    agent_id: str = ""
+    run_id: str = ""
+    artifact_id: str = ""
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+async def seed_account(client: httpx.AsyncClient, headers: dict[str, str], tag: str) -> Seeded:
+    """A domain, a space, an agent, and a finished run with an artifact."""
+    seeded = Seeded(headers=headers)
+    domain = await client.post(
+        "/api/v1/domains",
+        data={"name": f"{tag}.example.com", "index_page": "https://example.com/"},
+        headers=headers,
+    )
+    assert domain.status_code == 201, domain.text
+    seeded.domain_id = domain.json()["data"]["id"]
+    space = await client.post(
+        "/api/v1/spaces", data={"name": f"space {tag}", "color": "3"}, headers=headers
+    )
+    assert space.status_code == 201, space.text
+    seeded.space_id = space.json()["data"]["id"]
+    agent = await client.post(
+        "/v1/agents", json={"name": f"agent {tag}", "description": "seeded"}, headers=headers
+    )
+    assert agent.status_code == 201, agent.text
+    seeded.agent_id = agent.json()["agent_id"]
+    run = await create_run(client, headers, f"seeded prompt {tag}", agent_id=seeded.agent_id)
+    done = await wait_finished(client, headers, run["run_id"])
+    assert done["status"] == "completed", done
+    seeded.run_id = run["run_id"]
+    seeded.artifact_id = done["artifacts"][0]["artifact_id"]
+    return seeded
+
+
+def resource_paths(seeded: Seeded) -> dict[str, str]:
+    """Every record path of an account, by name."""
+    run = f"{RUNS}/{seeded.run_id}"
+    return {
+        "domain": f"/api/v1/domains/{seeded.domain_id}",
+        "space": f"/api/v1/spaces/{seeded.space_id}",
+        "agent": f"/v1/agents/{seeded.agent_id}",
+        "run": run,
+        "run_events": f"{run}/events",
+        "run_artifacts": f"{run}/artifacts",
+        "artifact_content": f"{run}/artifacts/{seeded.artifact_id}/content",
+    }

@@ -1,0 +1,140 @@
+"""Schema fuzzing: schemathesis against the app's own OpenAPI document, every operation.
+
+Each operation is its own test (per backend). Requests are authenticated with a real key and go
+in-process to a real app on a real database, seeded through the API so that fuzzed path ids hit
+real records half of the time. Every response must: not be a 5xx, match its documented status,
+media type, headers and schema, and — for any error — be the one error body, with no trace.
+"""
+
+from __future__ import annotations
+
+import secrets
+import zlib
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+from typing import Any
+
+import httpx
+import pytest
+import schemathesis
+from asgi_lifespan import LifespanManager
+from fastapi import FastAPI
+from hypothesis import HealthCheck, settings
+from schemathesis import Case, CheckContext, Response
+from schemathesis.checks import not_a_server_error
+from schemathesis.python import asgi as schemathesis_asgi
+from schemathesis.specs.openapi.checks import (
+    content_type_conformance,
+    negative_data_rejection,
+    response_headers_conformance,
+    response_schema_conformance,
+    status_code_conformance,
+)
+
+from atrium.app import create_app
+from atrium.auth.service import create_key
+from atrium.db.engine import Database
+from atrium.settings import Settings
+from tests.conftest import _empty_tables, bearer
+from tests.reliability.conftest import (
+    OPENAPI_DOCUMENT,
+    Seeded,
+    error_problem,
+    leak_problem,
+    seed_account,
+)
+
+MAX_EXAMPLES = 50
+
+schema = schemathesis.openapi.from_dict(OPENAPI_DOCUMENT)
+
+
+@dataclass
+class FuzzTarget:
+    app: FastAPI
+    headers: dict[str, str]
+    seeded: Seeded
+
+
+@pytest.fixture(scope="module")
+async def fuzz_target(database_url: str) -> AsyncIterator[FuzzTarget]:
+    """One app per backend for the whole module, with generous limits so fuzzing never sees 429."""
+    await _empty_tables(database_url)
+    config = Settings(
+        _env_file=None,
+        database_url=database_url,
+        redis_url=None,
+        redis_prefix=f"atrium-fuzz-{secrets.token_hex(4)}",
+        rate_limit_standard="1000000/hour",
+        rate_limit_anonymous="1000000/hour",
+        run_poll_seconds=0.2,
+    )
+    db = Database(config)
+    async with db.transaction() as session:
+        issued = await create_key(session, account_name="fuzzer")
+    await db.dispose()
+    headers = bearer(issued.key)
+    seeding_app = create_app(config)
+    async with LifespanManager(seeding_app):
+        transport = httpx.ASGITransport(app=seeding_app)
+        async with httpx.AsyncClient(transport=transport, base_url="http://testserver") as client:
+            seeded = await seed_account(client, headers, "fuzz")
+    # schemathesis drives this app from its own event-loop thread and starts its lifespan there.
+    app = create_app(config)
+    try:
+        yield FuzzTarget(app=app, headers=headers, seeded=seeded)
+    finally:
+        schemathesis_asgi.shutdown_lifespans()
+
+
+def _real_ids(case: Case, seeded: Seeded) -> None:
+    """Half of the cases address a real record of the account instead of a random id."""
+    if not case.path_parameters or zlib.crc32(repr(case.path_parameters).encode()) % 2:
+        return
+    path = case.operation.path
+    params = case.path_parameters
+    if "id" in params:
+        params["id"] = str(seeded.space_id if "/spaces/" in path else seeded.domain_id)
+    if "agent_id" in params:
+        params["agent_id"] = seeded.agent_id
+    if "run_id" in params:
+        params["run_id"] = seeded.run_id
+    if "artifact_id" in params:
+        params["artifact_id"] = seeded.artifact_id
+
+
+def one_error_body(ctx: CheckContext, response: Response, case: Case) -> bool | None:
+    """Every 4xx/5xx is `{"error": {"code", "message", "details"}}`; nothing leaks a trace."""
+    if response.status_code >= 400:
+        problem = error_problem(
+            response.status_code, response.content, response.headers.get("content-type", [""])[0]
+        )
+        assert problem is None, problem
+    problem = leak_problem(response.content)
+    assert problem is None, problem
+    assert "x-request-id" in response.headers, "every response carries X-Request-ID"
+    return None
+
+
+CHECKS: list[Any] = [
+    not_a_server_error,
+    status_code_conformance,
+    content_type_conformance,
+    response_headers_conformance,
+    response_schema_conformance,
+    negative_data_rejection,
+    one_error_body,
+]
+
+
+@schema.parametrize()
+@settings(
+    max_examples=MAX_EXAMPLES,
+    deadline=None,
+    suppress_health_check=list(HealthCheck),
+    derandomize=True,
+    database=None,
+)
+def test_every_operation_keeps_its_contract(case: Case, fuzz_target: FuzzTarget) -> None:
+    _real_ids(case, fuzz_target.seeded)
+    case.call_and_validate(app=fuzz_target.app, headers=fuzz_target.headers, checks=CHECKS)

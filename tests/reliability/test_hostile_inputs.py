@@ -1,0 +1,307 @@
+"""Hostile inputs beyond the schema, sent to every operation of every group.
+
+Injection strings, NUL bytes, lone surrogates, invalid UTF-8, huge and deep values go into every
+path parameter, query parameter, declared header and body field (as JSON and as a form), and
+malformed bodies and abusive headers go to every operation. Whatever comes back must not be a
+5xx or a 403, every error must be the one error body, nothing may leak a trace, and the seeded
+records must still be there afterwards.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+from urllib.parse import quote
+
+import httpx
+import pytest
+
+from tests.conftest import bearer
+from tests.reliability.conftest import (
+    OPENAPI_DOCUMENT,
+    Seeded,
+    error_problem,
+    leak_problem,
+    resource_paths,
+    seed_account,
+)
+
+# Text values: each goes into every parameter and body field.
+HOSTILE_TEXT = [
+    "'; DROP TABLE domains; --",
+    "' OR '1'='1",
+    '" OR ""="',
+    "1; SELECT pg_sleep(5)",
+    "\x00",
+    "a\x00b",
+    "\ud800",
+    "\udfff\ud800",
+    "../../../../etc/passwd",
+    "<script>alert(1)</script>",
+    "{{7*7}}${7*7}",
+    "${jndi:ldap://127.0.0.1/a}",
+    "\u202egnp.exe",
+    "\ufeff",
+    "e\u0301" * 300,
+    "\U0001f600" * 200,
+    "A" * 5000,
+    "-1",
+    "0",
+    "99999999999999999999999999999",
+    "1e309",
+    "NaN",
+    " ",
+    "",
+    "\r\nX-Injected: 1",
+    "%",
+    "%00",
+    "\\",
+    "null",
+    "[]",
+    "{}",
+    "ｆｕｌｌｗｉｄｔｈ",
+]
+# JSON values of other types for body fields.
+HOSTILE_JSON: list[Any] = [
+    None,
+    True,
+    -1,
+    2**80,
+    1.5e308,
+    [],
+    ["a"],
+    {},
+    {"a": {"b": "\x00"}},
+    {"\ud800": "\ud800"},
+]
+# Raw path segments: invalid UTF-8 and encoded separators that a URL library would not produce.
+RAW_SEGMENTS = ["%ff%fe", "%c0%af", "%ED%A0%80", "%00", "..%2f..%2f", "%2e%2e", "a%0d%0ab"]
+# Whole bodies that are not what any endpoint takes.
+MALFORMED_BODIES: list[tuple[str, bytes]] = [
+    ("application/json", b"{"),
+    ("application/json", b"[1, 2]"),
+    ("application/json", b'"text"'),
+    ("application/json", b"\xff\xfe\x00"),
+    ("application/json", b"[" * 100_000 + b"]" * 100_000),
+    ("application/json", b'{"a":' * 50_000 + b"1" + b"}" * 50_000),
+    ("application/json", b'{"prompt": NaN, "name": Infinity, "color": -Infinity}'),
+    ("application/json", b'{"name": "x", "name": "y", "prompt": "p", "prompt": 1}'),
+    ("application/json", b'{"\\ud800": 1, "\\udfff": {"\\u0000": []}}'),
+    ("application/x-www-form-urlencoded", b"name=%ff%fe&index_page=%c0&color=%00"),
+    ("application/x-www-form-urlencoded", b"&&&==&name&name=&=x"),
+    ("multipart/form-data", b"--x\r\nbroken"),
+    ("multipart/form-data; boundary=x", b"--x\r\nContent-Disposition: form-data\r\n\r\nv\r\n--x--"),
+    (
+        "multipart/form-data; boundary=x",
+        b'--x\r\nContent-Disposition: form-data; name="name"; filename="a.txt"\r\n'
+        b"Content-Type: text/plain\r\n\r\nfile\r\n--x--\r\n",
+    ),
+    ("text/plain", b"name=x"),
+    ("application/xml", b"<?xml version='1.0'?><!DOCTYPE a [<!ENTITY x SYSTEM 'file:///'>]><a/>"),
+    ("application/json; charset=utf-16", '{"name": "x"}'.encode("utf-16")),
+]
+_PARAM = re.compile(r"\{([^}]+)\}")
+
+
+def _operations() -> list[tuple[str, str, dict[str, Any]]]:
+    found = []
+    for path, item in OPENAPI_DOCUMENT["paths"].items():
+        for method, operation in item.items():
+            if path.startswith(("/v1/", "/api/v1/")):
+                found.append((method.upper(), path, operation))
+    return found
+
+
+OPERATIONS = _operations()
+
+
+def _real_path(path: str, seeded: Seeded) -> str:
+    values = {
+        "id": str(seeded.space_id if "/spaces/" in path else seeded.domain_id),
+        "agent_id": seeded.agent_id,
+        "run_id": seeded.run_id,
+        "artifact_id": seeded.artifact_id,
+    }
+    return _PARAM.sub(lambda match: values[match.group(1)], path)
+
+
+def _body_fields(operation: dict[str, Any]) -> list[str]:
+    content = operation.get("requestBody", {}).get("content", {})
+    for media in content.values():
+        schema = media.get("schema", {})
+        if "$ref" in schema:
+            name = schema["$ref"].rsplit("/", 1)[-1]
+            schema = OPENAPI_DOCUMENT["components"]["schemas"][name]
+        return list(schema.get("properties", {}))
+    return []
+
+
+def _json_bytes(document: Any) -> bytes:
+    # Lone surrogates travel as JSON escapes (`\ud800`), as a hostile client would send them.
+    return json.dumps(document).encode()
+
+
+class Judge:
+    """Sends requests and collects every response that breaks the rules."""
+
+    def __init__(self, client: httpx.AsyncClient, headers: dict[str, str]) -> None:
+        self.client = client
+        self.headers = headers
+        self.problems: list[str] = []
+        self.sent = 0
+
+    async def send(
+        self,
+        method: str,
+        url: str,
+        *,
+        content: bytes | None = None,
+        content_type: str | None = None,
+        headers: list[tuple[bytes, bytes]] | None = None,
+    ) -> httpx.Response | None:
+        raw: list[tuple[bytes, bytes]] = [
+            (name.lower().encode(), value.encode()) for name, value in self.headers.items()
+        ]
+        if content_type is not None:
+            raw.append((b"content-type", content_type.encode()))
+        raw.extend(headers or [])
+        request = self.client.build_request(method, url, content=content)
+        # httpx would refuse bytes that are not latin-1 text; the ASGI app gets them as sent.
+        request.headers = httpx.Headers(
+            [(k, v) for k, v in request.headers.raw if k.lower() not in {k2 for k2, _ in raw}] + raw
+        )
+        self.sent += 1
+        response = await self.client.send(request)
+        self.judge(
+            f"{method} {url[:120]!r} ct={content_type!r} body={content[:80]!r}"
+            if content is not None
+            else f"{method} {url[:120]!r}",
+            response,
+        )
+        return response
+
+    def judge(self, what: str, response: httpx.Response) -> None:
+        status = response.status_code
+        problem = None
+        if status >= 500:
+            problem = f"{status}: {response.text[:300]}"
+        elif status == 403:
+            problem = "403 (existence leak: another account's record must be a 404)"
+        elif status >= 400:
+            problem = error_problem(
+                status, response.content, response.headers.get("content-type", "")
+            )
+        if problem is None:
+            problem = leak_problem(response.content)
+        if problem is None and "x-request-id" not in response.headers:
+            problem = "no X-Request-ID"
+        if problem is not None:
+            self.problems.append(f"{what}\n    -> {problem}")
+
+
+@pytest.fixture
+def settings_overrides() -> dict[str, object]:
+    return {
+        "rate_limit_standard": "1000000/hour",
+        "rate_limit_anonymous": "1000000/hour",
+        "run_poll_seconds": 0.2,
+    }
+
+
+@pytest.mark.parametrize(
+    ("method", "path", "operation"),
+    OPERATIONS,
+    ids=[f"{method} {path}" for method, path, _ in OPERATIONS],
+)
+async def test_hostile_inputs_never_break_an_operation(
+    client: httpx.AsyncClient,
+    auth: dict[str, str],
+    method: str,
+    path: str,
+    operation: dict[str, Any],
+) -> None:
+    seeded = await seed_account(client, auth, "hostile")
+    judge = Judge(client, auth)
+    real = _real_path(path, seeded)
+    parameters = operation.get("parameters", [])
+
+    # Path parameters: every hostile text (percent-encoded) and raw invalid segments.
+    for name in _PARAM.findall(path):
+        for value in HOSTILE_TEXT:
+            encoded = quote(value.encode("utf-8", "surrogatepass"), safe="")
+            url = real.replace(_real_path("{" + name + "}", seeded), encoded, 1)
+            await judge.send(method, url)
+        for segment in RAW_SEGMENTS:
+            url = real.replace(_real_path("{" + name + "}", seeded), segment, 1)
+            await judge.send(method, url)
+
+    # Query parameters (declared ones, and one nobody declared), repeated and raw.
+    names = [p["name"] for p in parameters if p["in"] == "query"] + ["undeclared"]
+    for name in names:
+        for value in HOSTILE_TEXT:
+            encoded = quote(value.encode("utf-8", "surrogatepass"), safe="")
+            await judge.send(method, f"{real}?{name}={encoded}")
+        await judge.send(method, f"{real}?{name}=%ff%fe&{name}=1&{name}")
+
+    # Declared headers: every hostile text that a header can carry (bytes, no CR/LF).
+    for name in [p["name"] for p in parameters if p["in"] == "header"]:
+        for value in HOSTILE_TEXT:
+            raw = value.encode("utf-8", "surrogatepass").replace(b"\r\n", b" ")[:4000]
+            await judge.send(method, real, headers=[(name.lower().encode(), raw)])
+
+    # Body fields, as JSON and as a form, with every hostile text and JSON value.
+    if method in {"POST", "PUT", "PATCH"}:
+        fields = _body_fields(operation)
+        base: dict[str, Any] = {"name": "base", "prompt": "p"} if method == "POST" else {}
+        for field in fields:
+            for value in [*HOSTILE_TEXT, *HOSTILE_JSON]:
+                document = {**base, field: value}
+                await judge.send(
+                    method, real, content=_json_bytes(document), content_type="application/json"
+                )
+            if "application/x-www-form-urlencoded" in operation["requestBody"]["content"]:
+                for value in HOSTILE_TEXT:
+                    form = f"{field}=" + quote(value.encode("utf-8", "surrogatepass"), safe="")
+                    await judge.send(
+                        method,
+                        real,
+                        content=form.encode(),
+                        content_type="application/x-www-form-urlencoded",
+                    )
+        for content_type, body in MALFORMED_BODIES:
+            await judge.send(method, real, content=body, content_type=content_type)
+
+    # Header abuse on the operation itself.
+    abuse: list[list[tuple[bytes, bytes]]] = [
+        [(b"authorization", b"Bearer " + "atr_é".encode() * 30)],
+        [(b"authorization", b"Bearer atr_\x00\x01\x02aaaaaaaaaaaaaaa")],
+        [(b"authorization", b"Bearer " + b"atr_" + b"x" * 8000)],
+        [(b"authorization", b"bearer  " + auth["Authorization"][7:].encode() + b"  ")],
+        [(b"x-request-id", b"\xff\xfe<script>"), (b"x-request-id", b"second")],
+        [(b"host", b"evil.example.com\r\nx: y")],
+        [(b"host", b"")],
+        [(b"accept", b"text/event-stream, application/json;q=\xff")],
+        [(b"content-type", b"application/json; charset=\xff")],
+        [(b"x-forwarded-for", b"' OR 1=1 --, \x00")],
+        [(b"last-event-id", b"-1")],
+        [(b"idempotency-key", b"\xff" * 300)],
+        [(b"x-pad", b"p" * 16_000)],
+    ]
+    for extra in abuse:
+        replaced = {name for name, _ in extra}
+        judge.headers = {k: v for k, v in auth.items() if k.lower().encode() not in replaced}
+        await judge.send(method, real, headers=extra)
+    judge.headers = auth
+
+    assert not judge.problems, f"{len(judge.problems)} of {judge.sent} requests:\n" + "\n".join(
+        judge.problems[:25]
+    )
+    # Nothing was dropped or corrupted by what was sent (unless this operation deletes it).
+    for name, record_path in resource_paths(seeded).items():
+        response = await client.get(record_path, headers=auth)
+        if method == "DELETE" and record_path == real:
+            continue
+        assert response.status_code == 200, (name, response.status_code, response.text[:200])
+    listing = await client.get("/api/v1/domains", headers=bearer(auth["Authorization"][7:]))
+    assert listing.status_code == 200

@@ -1,0 +1,194 @@
+"""The scaled-out topology as real processes: API processes (`atrium serve --no-worker`) and
+`atrium worker` processes on loopback ports, sharing one PostgreSQL database and one Redis.
+
+Runs only where both are configured (`ATRIUM_TEST_POSTGRES_URL`, `ATRIUM_TEST_REDIS_URL`), as
+on CI.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import secrets
+import signal
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import AsyncIterator, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import httpx
+import pytest
+
+from tests.conftest import POSTGRES_URL, REDIS_URL, _create_postgres_database
+
+pytestmark = [pytest.mark.postgres, pytest.mark.redis]
+ATRIUM = str(Path(sys.executable).with_name("atrium"))
+SLOW_LLM = Path(__file__).parents[1] / "client" / "slow_llm.py"
+KEY = re.compile(r"atr_[A-Za-z0-9_-]{20,}")
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def wait_for_port(port: int, process: subprocess.Popen[bytes], log: Path) -> None:
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise AssertionError(f"process exited early:\n{log.read_text()}")
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=0.5).close()
+            return
+        except OSError:
+            time.sleep(0.05)
+    raise AssertionError(f"port {port} never opened:\n{log.read_text()}")
+
+
+@dataclass
+class Proc:
+    name: str
+    process: subprocess.Popen[bytes]
+    log: Path
+    url: str = ""
+
+    def kill(self) -> None:
+        """SIGKILL: no shutdown code runs, as when a machine dies."""
+        self.process.send_signal(signal.SIGKILL)
+        self.process.wait(timeout=10)
+
+    def stop(self) -> None:
+        if self.process.poll() is None:
+            self.process.terminate()
+            try:
+                self.process.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                self.kill()
+
+
+@dataclass
+class Topology:
+    env: dict[str, str]
+    tmp: Path
+    procs: list[Proc] = field(default_factory=list)
+
+    def _start(self, name: str, args: list[str], extra: dict[str, str]) -> Proc:
+        log = self.tmp / f"{name}-{len(self.procs)}.log"
+        with log.open("wb") as out:
+            process = subprocess.Popen(
+                [ATRIUM, *args], env={**self.env, **extra}, stdout=out, stderr=subprocess.STDOUT
+            )
+        proc = Proc(name, process, log)
+        self.procs.append(proc)
+        return proc
+
+    def api(self, **extra: str) -> Proc:
+        """An `atrium serve --no-worker` process; returns once it answers."""
+        port = free_port()
+        proc = self._start(
+            "api",
+            ["serve", "--no-worker", "--port", str(port)],
+            {"ATRIUM_PUBLIC_URL": f"http://127.0.0.1:{port}", **extra},
+        )
+        wait_for_port(port, proc.process, proc.log)
+        proc.url = f"http://127.0.0.1:{port}"
+        return proc
+
+    def worker(self, **extra: str) -> Proc:
+        proc = self._start("worker", ["worker"], extra)
+        time.sleep(0.5)
+        assert proc.process.poll() is None, proc.log.read_text()
+        return proc
+
+    def new_key(self, tier: str = "standard") -> str:
+        made = subprocess.run(
+            [ATRIUM, "keys", "create", "--account", f"acct-{secrets.token_hex(4)}", "--tier", tier],
+            env=self.env,
+            capture_output=True,
+            text=True,
+            timeout=60,
+            check=True,
+        )
+        return KEY.findall(made.stdout)[-1]
+
+    def stop_all(self) -> None:
+        for proc in self.procs:
+            proc.stop()
+
+
+@pytest.fixture(scope="module")
+def slow_llm() -> Iterator[str]:
+    """An OpenAI-compatible model that streams 30 words over about 3 seconds."""
+    port = free_port()
+    process = subprocess.Popen([sys.executable, str(SLOW_LLM), str(port), "0.1", "30"])
+    try:
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=0.5).close()
+                break
+            except OSError:
+                time.sleep(0.05)
+        yield f"http://127.0.0.1:{port}/v1"
+    finally:
+        process.terminate()
+        process.wait(timeout=10)
+
+
+@pytest.fixture(scope="module")
+async def shared_database() -> AsyncIterator[str]:
+    if not (POSTGRES_URL and REDIS_URL):
+        pytest.skip(
+            "the scaled-out topology needs ATRIUM_TEST_POSTGRES_URL and ATRIUM_TEST_REDIS_URL"
+        )
+    url, drop = await _create_postgres_database(POSTGRES_URL)
+    try:
+        yield url
+    finally:
+        await drop()
+
+
+@pytest.fixture
+def topology(shared_database: str, slow_llm: str, tmp_path: Path) -> Iterator[Topology]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("ATRIUM_")}
+    env.update(
+        ATRIUM_DATABASE_URL=shared_database,
+        ATRIUM_REDIS_URL=str(REDIS_URL),
+        ATRIUM_REDIS_PREFIX=f"atrium-scaleout-{secrets.token_hex(4)}",
+        ATRIUM_LLM_BASE_URL=slow_llm,
+        ATRIUM_SSE_HEARTBEAT_SECONDS="1",
+        PYTHONUNBUFFERED="1",
+    )
+    migrated = subprocess.run([ATRIUM, "migrate"], env=env, capture_output=True, timeout=120)
+    assert migrated.returncode == 0, migrated.stderr
+    topo = Topology(env=env, tmp=tmp_path)
+    try:
+        yield topo
+    finally:
+        topo.stop_all()
+
+
+def bearer(key: str) -> dict[str, str]:
+    return {"Authorization": f"Bearer {key}"}
+
+
+async def read_events(
+    http: httpx.AsyncClient, url: str, key: str, *, after: int | None = None
+) -> list[tuple[int, str]]:
+    """`(id, event)` of every frame of a run's stream, to its end."""
+    from httpx_sse import aconnect_sse
+
+    headers = bearer(key)
+    if after is not None:
+        headers["Last-Event-ID"] = str(after)
+    seen: list[tuple[int, str]] = []
+    async with aconnect_sse(http, "GET", url, headers=headers) as source:
+        async for frame in source.aiter_sse():
+            # httpx-sse turns a heartbeat comment into an empty "message" once an id was seen.
+            if frame.id and frame.data:
+                seen.append((int(frame.id), frame.event))
+    return seen
