@@ -79,6 +79,8 @@ def _server(args: argparse.Namespace) -> Iterator[tuple[str, str, int | None]]:
         ATRIUM_RATE_LIMIT_STANDARD="100000000/hour",
         ATRIUM_LOG_LEVEL="WARNING",
         ATRIUM_WORKER_CONCURRENCY=str(args.concurrency),
+        # One key follows every stream of the bench.
+        ATRIUM_SSE_MAX_STREAMS_PER_KEY=str(args.streams + 100),
     )
     atrium = str(Path(sys.executable).with_name("atrium"))
     log = (workdir / "server.log").open("w")

@@ -17,6 +17,7 @@ import secrets
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -56,7 +57,7 @@ def _run(server: str, redis: str, workers: int, args: argparse.Namespace) -> Non
         ATRIUM_PUBLIC_URL=f"http://127.0.0.1:{port}",
         ATRIUM_WORKER_CONCURRENCY=str(args.concurrency),
         ATRIUM_RATE_LIMIT_PREMIUM="1000000/hour",
-        ATRIUM_LOG_LEVEL="WARNING",
+        ATRIUM_SSE_MAX_STREAMS_PER_KEY="10000",
     )
     procs: list[subprocess.Popen[bytes]] = []
     try:
@@ -69,13 +70,17 @@ def _run(server: str, redis: str, workers: int, args: argparse.Namespace) -> Non
             text=True,
         )
         key = KEY.findall(made.stdout)[-1]
-        quiet = {"stdout": subprocess.DEVNULL, "stderr": subprocess.DEVNULL}
-        procs.append(
-            subprocess.Popen(
-                [ATRIUM, "serve", "--no-worker", "--port", str(port)], env=env, **quiet
-            )
-        )
-        procs += [subprocess.Popen([ATRIUM, "worker"], env=env, **quiet) for _ in range(workers)]
+        logs = Path(tempfile.mkdtemp(prefix="atrium-scaleout-"))
+        print(f"process logs in {logs}", flush=True)
+
+        def start(name: str, *command: str) -> subprocess.Popen[bytes]:
+            with (logs / f"{name}.log").open("wb") as out:
+                return subprocess.Popen(
+                    [ATRIUM, *command], env=env, stdout=out, stderr=subprocess.STDOUT
+                )
+
+        procs.append(start("api", "serve", "--no-worker", "--port", str(port)))
+        procs += [start(f"worker-{n}", "worker") for n in range(workers)]
         deadline = time.monotonic() + 30
         while time.monotonic() < deadline:
             try:

@@ -112,7 +112,7 @@ class Settings(BaseSettings):
         1.0, gt=0, description="A quiet event stream re-reads the database this often."
     )
     sse_max_streams_per_key: int = Field(
-        20, ge=1, description="Event streams one key may hold open at once, per process (429)."
+        100, ge=1, description="Event streams one key may hold open at once, per process (429)."
     )
 
 

@@ -169,6 +169,18 @@ async def test_sign_in_agent_live_run_artifact_and_usage(
     await expect(runs_today).to_have_attribute("data-value", "1")
     assert "agent=agt_" in page.url
 
+    # The runs list is live: a new run shows up running; cancelled from its page, it says so.
+    run_id_3 = await start_run(page, "A long story", "Slow writer")
+    await page.get_by_role("link", name="Runs", exact=True).click()
+    row = page.locator("tbody tr").filter(has=page.get_by_role("link", name=run_id_3))
+    await expect(row.locator(".badge")).to_have_text("running", timeout=20_000)
+    await row.get_by_role("link", name=run_id_3).click()
+    await page.get_by_role("button", name="Cancel run").click()
+    await expect(status).to_have_text("cancelled", timeout=20_000)
+    await expect(events).to_contain_text("run.cancelled")
+    await page.get_by_role("link", name="Runs", exact=True).click()
+    await expect(row.locator(".badge")).to_have_text("cancelled")
+
     # Delete an agent (the browser's confirm dialog is accepted).
     await page.get_by_role("link", name="Agents").click()
     page.once("dialog", lambda dialog: dialog.accept())
@@ -269,6 +281,16 @@ async def test_domains_and_spaces(page: Any, server: Server) -> None:
         names = [space["name"] for space in http.get("/api/v1/spaces").json()["data"]]
     assert names == ["Growth"]
 
+    # A key that stops working (revoked) signs the tab out at the next call.
+    await page.evaluate(
+        "sessionStorage.setItem('atrium.apiKey', 'atr_revoked-0000000000000000000')"
+    )
+    await page.get_by_role("link", name="Domains").click()
+    await expect(page.get_by_role("alert")).to_contain_text("refused")
+    await expect(page.get_by_label("API key")).to_be_visible()
+    await expect(page.get_by_role("navigation", name="Main")).to_be_hidden()
+    assert await page.evaluate("sessionStorage.getItem('atrium.apiKey')") is None
+
 
 async def _seed(server: Server, key: str) -> str:
     """An agent, a finished run, two domains and a space, made through the API."""
@@ -308,6 +330,10 @@ async def test_every_page_at_phone_width(page: Any, server: Server) -> None:
     key = server.new_key()
     run_id = await _seed(server, key)
     await page.set_viewport_size(PHONE)
+    await page.goto("/dashboard")
+    await expect(page.get_by_role("heading", level=1, name="Sign in to atrium")).to_be_visible()
+    assert await page.evaluate(OVERFLOW) <= 0
+    await shot(page, "phone-00-sign-in")
     await sign_in(page, key)
     pages = [
         ("runs", "Runs"),
@@ -319,11 +345,11 @@ async def test_every_page_at_phone_width(page: Any, server: Server) -> None:
     ]
     for number, (route, heading) in enumerate(pages, start=1):
         await page.goto(f"/dashboard/#/{route}")
-        await expect(page.get_by_role("heading", level=1, name=heading)).to_be_visible()
+        await expect(page.get_by_role("heading", level=1, name=heading, exact=True)).to_be_visible()
         if route.startswith("runs/"):
             await expect(page.locator(".run-status .badge")).to_have_text("completed")
             await expect(page.get_by_text("Stream ended")).to_be_visible()
-        await page.wait_for_load_state("networkidle")
+        await expect(page.locator("main")).to_have_attribute("aria-busy", "false")
         assert await page.evaluate(UNLABELLED) == [], route
         assert await page.evaluate(OVERFLOW) <= 0, f"{route} scrolls sideways on a phone"
         await shot(
@@ -336,6 +362,11 @@ async def test_every_page_at_phone_width(page: Any, server: Server) -> None:
     await expect(page.get_by_role("heading", level=1, name="Runs")).to_be_visible()
     await page.keyboard.press("Tab")
     assert await page.evaluate("document.activeElement.textContent") == "Skip to content"
+    await page.keyboard.press("Enter")
+    assert await page.evaluate("document.activeElement.id") == "main"
+    assert page.url.endswith("#/runs")
+    await page.reload()
+    await expect(page.get_by_role("heading", level=1, name="Runs")).to_be_visible()
     for _ in range(8):
         await page.keyboard.press("Tab")
         if await page.evaluate("document.activeElement.textContent") == "Agents":

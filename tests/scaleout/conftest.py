@@ -161,6 +161,7 @@ def topology(shared_database: str, slow_llm: str, tmp_path: Path) -> Iterator[To
         ATRIUM_REDIS_PREFIX=f"atrium-scaleout-{secrets.token_hex(4)}",
         ATRIUM_LLM_BASE_URL=slow_llm,
         ATRIUM_SSE_HEARTBEAT_SECONDS="1",
+        ATRIUM_SSE_MAX_STREAMS_PER_KEY="1000",
         PYTHONUNBUFFERED="1",
     )
     migrated = subprocess.run([ATRIUM, "migrate"], env=env, capture_output=True, timeout=120)

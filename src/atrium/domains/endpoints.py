@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from fastapi import APIRouter, Request, status
+from pydantic import BaseModel
 
 from atrium.domains import service
 from atrium.domains.schemas import (
@@ -13,6 +14,7 @@ from atrium.domains.schemas import (
     DomainForm,
     DomainOut,
     DomainPage,
+    DomainUpdateForm,
 )
 from atrium.errors import NotFound
 from atrium.http.deps import CurrentPrincipal, SessionDep, SettingsDep
@@ -22,19 +24,16 @@ from atrium.kit.pagination import laravel_page
 
 router = APIRouter(prefix="/domains", tags=["domains"])
 
-_FORM_SCHEMA = DomainForm.model_json_schema()
-_BODY: dict[str, Any] = {
-    "requestBody": {
-        "content": {
-            media_type: {"schema": _FORM_SCHEMA}
-            for media_type in (
-                "application/x-www-form-urlencoded",
-                "multipart/form-data",
-                "application/json",
-            )
-        }
-    }
-}
+
+def _body(form: type[BaseModel]) -> dict[str, Any]:
+    """The request body as the OpenAPI document shows it: the same fields in every media type."""
+    schema = form.model_json_schema()
+    media_types = ("application/x-www-form-urlencoded", "multipart/form-data", "application/json")
+    return {"requestBody": {"content": {media: {"schema": schema} for media in media_types}}}
+
+
+_BODY = _body(DomainForm)
+_UPDATE_BODY = _body(DomainUpdateForm)
 
 
 def _id(raw: str) -> int:
@@ -84,8 +83,8 @@ async def store_domain(
     return DomainEnvelope(data=DomainOut.of(domain, scheme=settings.domain_url_scheme), status=201)
 
 
-@router.put("/{id}", openapi_extra=_BODY)
-@router.patch("/{id}", openapi_extra=_BODY)
+@router.put("/{id}", openapi_extra=_UPDATE_BODY)
+@router.patch("/{id}", openapi_extra=_UPDATE_BODY)
 async def update_domain(
     id: str,
     fields: FormFields,

@@ -58,8 +58,15 @@ class DomainDeleted(BaseModel):
 
 
 class DomainForm(BaseModel):
-    """Store: `name` required; update: only the two pages (`name` is not updatable)."""
+    """Store: `name` required, the two pages optional (the body the OpenAPI document shows)."""
 
-    name: str | None = Field(None, description="Required on store; refused on update.")
+    name: str = Field(description="Host name (at most 255), unique in the deployment.")
+    index_page: str | None = Field(None, description="Absolute http(s) URL; empty clears.")
+    not_found_page: str | None = Field(None, description="Absolute http(s) URL; empty clears.")
+
+
+class DomainUpdateForm(BaseModel):
+    """Update: only the two pages (`name` is not updatable: sending it is a 400)."""
+
     index_page: str | None = Field(None, description="Absolute http(s) URL; empty clears.")
     not_found_page: str | None = Field(None, description="Absolute http(s) URL; empty clears.")

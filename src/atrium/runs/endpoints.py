@@ -15,6 +15,7 @@ from atrium.http.deps import CurrentPrincipal, DatabaseDep, SessionDep, Settings
 from atrium.runs import presenters, repository, service
 from atrium.runs.broker import Broker
 from atrium.runs.events import stored_event_message
+from atrium.runs.limits import StreamSlotsDep
 from atrium.runs.schemas import ArtifactList, EventList, EventOut, RunCreate, RunList, RunOut
 from atrium.runs.stream import RunEventStream, sse_frame
 
@@ -139,13 +140,15 @@ async def run_events(
     principal: CurrentPrincipal,
     settings: SettingsDep,
     broker: BrokerDep,
+    slots: StreamSlotsDep,
     last_event_id: Annotated[str | None, Header(alias="Last-Event-ID")] = None,
 ) -> Response:
     """Server-Sent Events of the run: `id:` (sequence in the run), `event:` (run.queued,
     run.started, run.step, message.delta, artifact.created, run.completed, run.failed,
     run.cancelled) and JSON `data:`. Replays from the start, or after `Last-Event-ID`, then
     follows live and ends after the terminal event; comment heartbeats keep it open.
-    With `Accept: application/json`, the events so far as `{"data": [...]}`."""
+    With `Accept: application/json`, the events so far as `{"data": [...]}`. A key may hold
+    `ATRIUM_SSE_MAX_STREAMS_PER_KEY` streams open at once; one more is a 429."""
     after_seq = _after_seq(last_event_id)
     # A short session: a stream may stay open for minutes and must not pin a connection.
     async with db.session(write=False) as session:
@@ -164,10 +167,14 @@ async def run_events(
         after_seq=after_seq,
         poll_seconds=settings.sse_poll_seconds,
     )
+    slots.acquire(principal.key_id)  # 429 past ATRIUM_SSE_MAX_STREAMS_PER_KEY
 
     async def frames() -> AsyncIterator[dict[str, str]]:
-        async for message in stream:
-            yield sse_frame(message)
+        try:
+            async for message in stream:
+                yield sse_frame(message)
+        finally:
+            slots.release(principal.key_id)
 
     return EventSourceResponse(
         frames(),

@@ -126,6 +126,8 @@ async def create_run(
     else:
         thread_id = new_id("thr")
         session.add(Thread(id=thread_id, account_id=account_id, created_at=now, updated_at=now))
+        # No relationship tells the unit of work that the thread must be inserted first.
+        await session.flush()
 
     config = dict(agent.config)
     run = Run(
@@ -150,20 +152,22 @@ async def create_run(
         credits_micro=0,
         created_at=now,
     )
-    try:
-        # A savepoint, so losing an Idempotency-Key race leaves the request's transaction usable.
-        async with session.begin_nested():
-            session.add(run)
-            await session.flush()
-    except IntegrityError:
-        if key is None or request_hash is None:
-            raise
-        existing = await repository.get_run_by_idempotency_key(
-            session, account_id=account_id, key=key
-        )
-        if existing is None:
-            raise
-        return _replay(existing, request_hash)
+    if key is None or request_hash is None:
+        session.add(run)
+        await session.flush()
+    else:
+        try:
+            # A savepoint, so losing an Idempotency-Key race leaves the transaction usable.
+            async with session.begin_nested():
+                session.add(run)
+                await session.flush()
+        except IntegrityError:
+            existing = await repository.get_run_by_idempotency_key(
+                session, account_id=account_id, key=key
+            )
+            if existing is None:
+                raise
+            return _replay(existing, request_hash)
 
     row = events.event_row(run.id, 1, events.QUEUED, {"status": "queued"}, now)
     await repository.insert_events(session, [row])

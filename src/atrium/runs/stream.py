@@ -86,9 +86,17 @@ class RunEventStream:
 
 
 def sse_frame(message: dict[str, Any]) -> dict[str, str]:
-    """The sse-starlette form of an event: `id:`, `event:` and JSON `data:`."""
-    return {
-        "id": str(message["id"]),
-        "event": str(message["event"]),
-        "data": json.dumps(message["data"], separators=(",", ":")),
-    }
+    """The sse-starlette form of an event: `id:`, `event:` and JSON `data:`.
+
+    A live message is one dict shared by every stream of the run, so its frame is encoded once
+    and kept on it.
+    """
+    frame: dict[str, str] | None = message.get("_frame")
+    if frame is None:
+        frame = {
+            "id": str(message["id"]),
+            "event": str(message["event"]),
+            "data": json.dumps(message["data"], separators=(",", ":")),
+        }
+        message["_frame"] = frame
+    return frame

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from fastapi import APIRouter, Request, status
+from pydantic import BaseModel
 
 from atrium.errors import NotFound
 from atrium.http.deps import CurrentPrincipal, SessionDep, SettingsDep
@@ -12,23 +13,27 @@ from atrium.kit.form_body import FormFields
 from atrium.kit.listing import ListQuery, record_id
 from atrium.kit.pagination import laravel_page
 from atrium.spaces import service
-from atrium.spaces.schemas import SpaceDeleted, SpaceEnvelope, SpaceForm, SpaceOut, SpacePage
+from atrium.spaces.schemas import (
+    SpaceDeleted,
+    SpaceEnvelope,
+    SpaceForm,
+    SpaceOut,
+    SpacePage,
+    SpaceUpdateForm,
+)
 
 router = APIRouter(prefix="/spaces", tags=["spaces"])
 
-_FORM_SCHEMA = SpaceForm.model_json_schema()
-_BODY: dict[str, Any] = {
-    "requestBody": {
-        "content": {
-            media_type: {"schema": _FORM_SCHEMA}
-            for media_type in (
-                "application/x-www-form-urlencoded",
-                "multipart/form-data",
-                "application/json",
-            )
-        }
-    }
-}
+
+def _body(form: type[BaseModel]) -> dict[str, Any]:
+    """The request body as the OpenAPI document shows it: the same fields in every media type."""
+    schema = form.model_json_schema()
+    media_types = ("application/x-www-form-urlencoded", "multipart/form-data", "application/json")
+    return {"requestBody": {"content": {media: {"schema": schema} for media in media_types}}}
+
+
+_BODY = _body(SpaceForm)
+_UPDATE_BODY = _body(SpaceUpdateForm)
 
 
 def _id(raw: str) -> int:
@@ -71,8 +76,8 @@ async def store_space(
     return SpaceEnvelope(data=SpaceOut.of(space), status=201)
 
 
-@router.put("/{id}", openapi_extra=_BODY)
-@router.patch("/{id}", openapi_extra=_BODY)
+@router.put("/{id}", openapi_extra=_UPDATE_BODY)
+@router.patch("/{id}", openapi_extra=_UPDATE_BODY)
 async def update_space(
     id: str, fields: FormFields, session: SessionDep, principal: CurrentPrincipal
 ) -> SpaceEnvelope:

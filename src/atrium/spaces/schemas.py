@@ -53,7 +53,14 @@ class SpaceDeleted(BaseModel):
 
 
 class SpaceForm(BaseModel):
-    """Store: `name` required, `color` 1-6 (default 1); update: both optional."""
+    """Store: `name` required, `color` 1-6 (default 1)."""
+
+    name: str = Field(description="1 to 32 characters, unique in the account.")
+    color: int | None = Field(None, ge=1, le=6, description="1 to 6; default 1.")
+
+
+class SpaceUpdateForm(BaseModel):
+    """Update: both optional; absent fields are kept."""
 
     name: str | None = Field(None, description="1 to 32 characters, unique in the account.")
-    color: int | None = Field(None, description="1 to 6; default 1 on store.")
+    color: int | None = Field(None, ge=1, le=6, description="1 to 6.")

@@ -54,13 +54,21 @@ class WriteBatcher:
             if item is not _STOP and not item[1].done():
                 item[1].set_exception(RuntimeError("the worker is stopping"))
 
-    async def write(self, operation: Callable[[AsyncSession], Awaitable[T]]) -> T:
-        """Run `operation` in the next batch's transaction; its result once that committed."""
-        future: asyncio.Future[T] = asyncio.get_running_loop().create_future()
+    def submit(self, operation: Callable[[AsyncSession], Awaitable[T]]) -> asyncio.Future[T]:
+        """Queue `operation` now, in call order, for the next batch; its result once committed.
+
+        Queuing happens before the caller's next await, so writes commit in the order they were
+        submitted: a run's events must never commit after its terminal event.
+        """
         if self._stopping:
             raise RuntimeError("the worker is stopping")
+        future: asyncio.Future[T] = asyncio.get_running_loop().create_future()
         self._queue.put_nowait((operation, future))
-        return await future
+        return future
+
+    async def write(self, operation: Callable[[AsyncSession], Awaitable[T]]) -> T:
+        """Run `operation` in the next batch's transaction; its result once that committed."""
+        return await self.submit(operation)
 
     async def _drain(self) -> None:
         while True:

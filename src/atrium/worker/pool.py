@@ -32,7 +32,7 @@ from atrium.worker.execution import RunExecution
 from atrium.worker.queue import ExpiredRun
 
 log = logging.getLogger("atrium.worker")
-_CLAIM_BATCH = 16
+_CLAIM_BATCH = 32
 _ZERO_BILLING = {
     "credits": 0.0,
     "input_tokens": 0,

@@ -10,15 +10,23 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import Any
+from typing import Any, cast
 
-from sqlalchemy import and_, delete, exists, func, insert, or_, select, update
+from sqlalchemy import Table, and_, delete, exists, func, insert, or_, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm import aliased, defer
 
 from atrium.db.models import Artifact, Run, RunEvent, Thread
 from atrium.kit.time import utcnow
 from atrium.runs import events
+
+# The hot statements use the tables, not the mapped classes: an ORM-enabled INSERT/UPDATE goes
+# through SQLAlchemy's bulk-persistence layer, which cost about 0.15 ms of CPU per statement
+# more than the same Core statement (no ORM objects are involved either way).
+_RUNS = cast(Table, Run.__table__)
+_THREADS = cast(Table, Thread.__table__)
+_EVENTS = cast(Table, RunEvent.__table__)
+_ARTIFACTS = cast(Table, Artifact.__table__)
 
 
 @dataclass(frozen=True, slots=True)
@@ -90,35 +98,35 @@ async def claim(
     for run_id, thread_id in candidates:
         # The thread mutex: a conditional update, so two workers cannot start one thread twice.
         took = await session.execute(
-            update(Thread)
-            .where(Thread.id == thread_id, Thread.active_run_id.is_(None))
+            update(_THREADS)
+            .where(_THREADS.c.id == thread_id, _THREADS.c.active_run_id.is_(None))
             .values(active_run_id=run_id)
-            .returning(Thread.id)
+            .returning(_THREADS.c.id)
         )
         if took.first() is None:
             continue
         row = (
             await session.execute(
-                update(Run)
-                .where(Run.id == run_id, Run.status == "queued")
+                update(_RUNS)
+                .where(_RUNS.c.id == run_id, _RUNS.c.status == "queued")
                 .values(
                     status="running",
-                    attempts=Run.attempts + 1,
+                    attempts=_RUNS.c.attempts + 1,
                     lease_owner=owner,
                     lease_expires_at=now + timedelta(seconds=lease_seconds),
-                    started_at=func.coalesce(Run.started_at, now),
-                    last_event_seq=Run.last_event_seq + 1,
+                    started_at=func.coalesce(_RUNS.c.started_at, now),
+                    last_event_seq=_RUNS.c.last_event_seq + 1,
                 )
                 .returning(
-                    Run.account_id,
-                    Run.agent_id,
-                    Run.model,
-                    Run.prompt,
-                    Run.agent_config,
-                    Run.attempts,
-                    Run.last_event_seq,
-                    Run.created_at,
-                    Run.cancel_requested,
+                    _RUNS.c.account_id,
+                    _RUNS.c.agent_id,
+                    _RUNS.c.model,
+                    _RUNS.c.prompt,
+                    _RUNS.c.agent_config,
+                    _RUNS.c.attempts,
+                    _RUNS.c.last_event_seq,
+                    _RUNS.c.created_at,
+                    _RUNS.c.cancel_requested,
                 )
             )
         ).first()
@@ -132,7 +140,7 @@ async def claim(
             {"status": "running", "attempt": row.attempts},
             now,
         )
-        await session.execute(insert(RunEvent), [started])
+        await session.execute(insert(_EVENTS), [started])
         claimed.append(
             ClaimedRun(
                 run_id=run_id,
@@ -154,8 +162,8 @@ async def claim(
 
 async def release_thread(session: AsyncSession, *, thread_id: str, run_id: str) -> None:
     await session.execute(
-        update(Thread)
-        .where(Thread.id == thread_id, Thread.active_run_id == run_id)
+        update(_THREADS)
+        .where(_THREADS.c.id == thread_id, _THREADS.c.active_run_id == run_id)
         .values(active_run_id=None)
     )
 
@@ -171,36 +179,38 @@ async def checkpoint(
 ) -> bool | None:
     """Persist events and renew the lease. The cancel flag, or None when the lease is lost."""
     flag = await session.scalar(
-        update(Run)
-        .where(Run.id == run_id, Run.lease_owner == owner, Run.status == "running")
+        update(_RUNS)
+        .where(_RUNS.c.id == run_id, _RUNS.c.lease_owner == owner, _RUNS.c.status == "running")
         .values(
             last_event_seq=last_event_seq,
             lease_expires_at=utcnow() + timedelta(seconds=lease_seconds),
         )
-        .returning(Run.cancel_requested)
+        .returning(_RUNS.c.cancel_requested)
     )
     if flag is None:
         return None
     if event_rows:
-        await session.execute(insert(RunEvent), list(event_rows))
+        await session.execute(insert(_EVENTS), list(event_rows))
     return bool(flag)
 
 
 async def put_artifact(session: AsyncSession, values: dict[str, Any]) -> None:
     """Store an artifact; a second write of the same name in the run replaces the first."""
     await session.execute(
-        delete(Artifact).where(Artifact.run_id == values["run_id"], Artifact.name == values["name"])
+        delete(_ARTIFACTS).where(
+            _ARTIFACTS.c.run_id == values["run_id"], _ARTIFACTS.c.name == values["name"]
+        )
     )
-    await session.execute(insert(Artifact), [values])
+    await session.execute(insert(_ARTIFACTS), [values])
 
 
 async def finish(session: AsyncSession, *, run_id: str, owner: str, values: dict[str, Any]) -> bool:
     """Write the terminal state while holding the lease; False (nothing written) otherwise."""
     done = await session.execute(
-        update(Run)
-        .where(Run.id == run_id, Run.lease_owner == owner, Run.status == "running")
+        update(_RUNS)
+        .where(_RUNS.c.id == run_id, _RUNS.c.lease_owner == owner, _RUNS.c.status == "running")
         .values(lease_owner=None, lease_expires_at=None, **values)
-        .returning(Run.id)
+        .returning(_RUNS.c.id)
     )
     return done.first() is not None
 
@@ -322,7 +332,7 @@ async def thread_artifact(session: AsyncSession, *, thread_id: str, name: str) -
 
 async def insert_events(session: AsyncSession, rows: Sequence[dict[str, Any]]) -> None:
     if rows:
-        await session.execute(insert(RunEvent), list(rows))
+        await session.execute(insert(_EVENTS), list(rows))
 
 
 async def thread_of(session: AsyncSession, *, run_id: str) -> str:

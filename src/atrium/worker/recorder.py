@@ -176,7 +176,8 @@ class RunRecorder:
 
             try:
                 # Shielded: a cancelled run still persists what it already emitted.
-                flag = await asyncio.shield(self.batcher.write(write))
+                # `submit` queues at once: these events commit before any later terminal write.
+                flag = await asyncio.shield(self.batcher.submit(write))
                 if flag is None:
                     self.lost = True
                     return

@@ -79,9 +79,9 @@ export async function agentsView({ main, signal }) {
     empty.hidden = data.length > 0;
     table.hidden = data.length === 0;
     replace(tbody, data.map((agent) => h("tr", {}, [
-      h("td", { "data-label": "Name" }, h("strong", {}, agent.name),
+      h("td", { "data-label": "Name" }, h("div", {}, h("strong", {}, agent.name),
         agent.description ? h("div", { class: "muted small" }, agent.description) : null,
-        h("div", {}, h("code", { class: "small" }, agent.agent_id))),
+        h("div", {}, h("code", { class: "small" }, agent.agent_id)))),
       h("td", { "data-label": "Model" }, h("code", {}, agent.config.model)),
       h("td", { "data-label": "Temperature", class: "num" }, String(agent.config.temperature)),
       h("td", { "data-label": "Tools" }, agent.config.tools.length ? agent.config.tools.join(", ") : "none"),

@@ -33,12 +33,11 @@ let account = null;
 function parseHash() {
   const raw = window.location.hash.replace(/^#/, "");
   const [path, search = ""] = raw.split("?");
-  return { path: path || "/runs", query: new URLSearchParams(search) };
+  return { path: path.startsWith("/") ? path : "/runs", query: new URLSearchParams(search) };
 }
 
 async function render() {
   const { path, query } = parseHash();
-  if (!path.startsWith("/")) return; // an in-page anchor such as the skip link
   current?.abort();
   current = new AbortController();
   const signal = current.signal;
@@ -72,6 +71,8 @@ async function render() {
   const [found, title, view] = match;
   document.title = `${title} · atrium`;
   replace(main, h("p", { class: "muted" }, "Loading…"));
+  // aria-busy while the view loads its data: assistive technology waits for the whole page.
+  main.setAttribute("aria-busy", "true");
   try {
     await view({ main, params: found.slice(1), query, signal, account });
   } catch (error) {
@@ -79,7 +80,10 @@ async function render() {
     if (error instanceof ApiError && error.status === 401) return;
     replace(main, pageHeader(title), errorBox(error));
   }
-  if (!signal.aborted) focusHeading();
+  if (!signal.aborted) {
+    main.setAttribute("aria-busy", "false");
+    focusHeading();
+  }
 }
 
 function focusHeading() {
@@ -182,6 +186,12 @@ onUnauthorized(() => {
   showSignedOut();
   current?.abort();
   signInView(parseHash().path, "Your API key was refused (revoked or invalid). Sign in again.");
+});
+
+// The skip link moves focus without touching the hash (the hash is the router's).
+document.querySelector(".skip-link").addEventListener("click", (event) => {
+  event.preventDefault();
+  main.focus();
 });
 
 window.addEventListener("hashchange", render);

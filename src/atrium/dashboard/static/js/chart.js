@@ -47,7 +47,7 @@ function draw(svg, { points, format, integer }, width) {
       class: "bar", "data-date": point.label, "data-value": point.value,
     }, h("svg:title", {}, `${point.label}: ${format(point.value)}`)));
     const last = index === points.length - 1;
-    if ((index % labelEvery === 0 && points.length - 1 - index >= labelEvery / 2) || last) {
+    if ((index % labelEvery === 0 && points.length - 1 - index > labelEvery * 0.8) || last) {
       svg.append(h("svg:text", {
         x: PAD.left + slot * index + slot / 2, y: HEIGHT - 8, class: "axis",
         "text-anchor": last && labelEvery > 1 ? "end" : "middle",

@@ -13,6 +13,7 @@ const STATUSES = ["queued", "running", "completed", "failed", "cancelled"];
 // Polling budget: the runs group allows 1000 requests an hour per standard key.
 const POLL_ACTIVE_MS = 2000;
 const POLL_IDLE_MS = 15000;
+const MAX_EVENTS_SHOWN = 500;
 
 async function agentNames(signal) {
   try {
@@ -307,7 +308,7 @@ export async function runView({ main, params: [runId], signal }) {
   drawBilling();
   replace(main,
     pageHeader("Run", h("code", { class: "run-id" }, run.run_id)),
-    h("div", { class: "toolbar" }, statusBox, cancel),
+    h("div", { class: "toolbar status-row" }, statusBox, cancel),
     errorArea,
     meta,
     h("div", { class: "run-grid" }, [
@@ -342,6 +343,8 @@ export async function runView({ main, params: [runId], signal }) {
         event.data.created_at ? h("time", { datetime: event.data.created_at, class: "muted small" },
           new Date(event.data.created_at).toLocaleTimeString()) : null,
       ]));
+      // A long answer streams thousands of deltas: keep the page light, show the latest ones.
+      if (eventList.children.length > MAX_EVENTS_SHOWN) eventList.firstElementChild.remove();
       eventList.scrollTop = eventList.scrollHeight;
       if (event.event === "message.delta") {
         streamed += event.data.text || "";

@@ -3,8 +3,10 @@
 import { api } from "./api.js";
 import { barChart } from "./chart.js";
 import {
-  field, formError, formErrorBox, formatCredits, formatInt, h, pageHeader, replace,
+  field, formError, formErrorBox, formatCredits, formatInt, h, pageHeader, replace, sleep,
 } from "./dom.js";
+
+const REFRESH_MS = 30_000;
 
 function isoDay(date) {
   return date.toISOString().slice(0, 10);
@@ -52,7 +54,7 @@ export async function usageView({ main, query, signal }) {
     go(startInput.value, endInput.value, agentSelect.value);
   });
 
-  const results = h("div", { "aria-live": "polite" });
+  const results = h("div", { "aria-live": "polite" }, h("p", { class: "muted" }, "Loading…"));
   replace(main, pageHeader("Usage", h("span", { class: "muted small" }, "UTC days; runs count on the day they finish")), form, results);
 
   let report;
@@ -65,7 +67,32 @@ export async function usageView({ main, query, signal }) {
     formError(form, error, failure);
     return;
   }
+  drawReport(results, report, agents, agentId);
 
+  // A range that includes today keeps counting: refresh it every 30 s while the tab is visible.
+  if (end >= today) {
+    (async () => {
+      for (;;) {
+        await sleep(REFRESH_MS, signal);
+        if (signal.aborted) return;
+        if (document.hidden) continue;
+        try {
+          const fresh = await api("/v1/analytics/usage", {
+            query: { start_date: start, end_date: end, agent_id: agentId }, signal,
+          });
+          if (JSON.stringify(fresh) !== JSON.stringify(report)) {
+            report = fresh;
+            drawReport(results, report, agents, agentId);
+          }
+        } catch {
+          // keep the last report; the next tick tries again
+        }
+      }
+    })();
+  }
+}
+
+function drawReport(results, report, agents, agentId) {
   const totals = report.totals;
   const agentName = agentId ? (agents.find((a) => a.agent_id === agentId)?.name || agentId) : "all agents";
   replace(results,
