@@ -23,7 +23,6 @@ from sqlalchemy.ext.asyncio import (
     create_async_engine,
 )
 
-from atrium.db.sqlite_connection import async_creator
 from atrium.settings import Settings
 
 
@@ -39,8 +38,6 @@ def _sqlite_engine(settings: Settings, *, writer: bool) -> AsyncEngine:
         pool_timeout=60,
         # Parameters are account data (prompts, names, key hashes): never in an error's log line.
         hide_parameters=True,
-        # One thread hop per statement rather than four, none for reads (see `sqlite_connection`).
-        async_creator=async_creator(settings.database_url, inline=not writer),
     )
 
     @event.listens_for(engine.sync_engine, "connect")

@@ -117,7 +117,7 @@ def parse_list_params(
     )
 
 
-def list_params(
+async def list_params(
     search: Annotated[
         str | None, Query(description="Case-insensitive substring of the searched field.")
     ] = None,
@@ -131,7 +131,9 @@ def list_params(
     ] = None,
     page: Annotated[str | None, Query(description="Page number, from 1.")] = None,
 ) -> ListParams:
-    """FastAPI dependency: the query is declared (so it is documented) but validated here."""
+    """FastAPI dependency: the query is declared (so it is documented) but validated here.
+
+    `async` although it never awaits: FastAPI would run a plain `def` in a worker thread."""
     return parse_list_params(
         search=search,
         search_by=search_by,

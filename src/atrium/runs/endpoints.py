@@ -24,7 +24,7 @@ from atrium.runs.stream import RunEventStream, sse_frame
 router = APIRouter(prefix="/agent/runs", tags=["agent runs"], strict_content_type=False)
 
 
-def get_broker(request: Request) -> Broker:
+async def get_broker(request: Request) -> Broker:  # async: no thread hop (see http.deps)
     broker: Broker = request.app.state.broker
     return broker
 

@@ -5,6 +5,8 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any, Final
 
+from sqlalchemy import Row
+
 from atrium.db.models import RunEvent
 from atrium.kit.time import isoformat
 
@@ -41,7 +43,7 @@ def event_message(row: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def stored_event_message(event: RunEvent) -> dict[str, Any]:
+def stored_event_message(event: RunEvent | Row[*tuple[Any, ...]]) -> dict[str, Any]:
     return event_message(
         {
             "run_id": event.run_id,

@@ -40,8 +40,8 @@ class StreamSlots:
         return self._open[key_id]
 
 
-def get_stream_slots(request: Request) -> StreamSlots:
-    """The app's slots, made on first use from its settings."""
+async def get_stream_slots(request: Request) -> StreamSlots:
+    """The app's slots, made on first use from its settings (async: no thread hop)."""
     state = request.app.state
     slots: StreamSlots | None = getattr(state, "stream_slots", None)
     if slots is None:
