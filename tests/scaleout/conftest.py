@@ -178,15 +178,21 @@ def bearer(key: str) -> dict[str, str]:
 
 
 async def read_events(
-    http: httpx.AsyncClient, url: str, key: str, *, after: int | None = None
+    http: httpx.AsyncClient,
+    url: str,
+    key: str,
+    *,
+    after: int | None = None,
+    into: list[tuple[int, str]] | None = None,
 ) -> list[tuple[int, str]]:
-    """`(id, event)` of every frame of a run's stream, to its end."""
+    """`(id, event)` of every frame of a run's stream, to its end, appended to `into` as they
+    arrive (so a caller keeps what came before a dropped connection)."""
     from httpx_sse import aconnect_sse
 
     headers = bearer(key)
     if after is not None:
         headers["Last-Event-ID"] = str(after)
-    seen: list[tuple[int, str]] = []
+    seen = [] if into is None else into
     async with aconnect_sse(http, "GET", url, headers=headers) as source:
         async for frame in source.aiter_sse():
             # httpx-sse turns a heartbeat comment into an empty "message" once an id was seen.

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import secrets
 import time
 from collections import Counter
 
@@ -19,10 +20,19 @@ RUNS = "/api/v1/public/agent/runs"
 async def create_run(
     http: httpx.AsyncClient, base: str, key: str, prompt: str, agent_id: str | None = None
 ) -> str:
+    """Create a run as a careful client does: an Idempotency-Key, so a retry after a dropped
+    connection can never make a second run."""
     body: dict[str, str] = {"prompt": prompt}
     if agent_id:
         body["agent_id"] = agent_id
-    response = await http.post(base + RUNS, json=body, headers=bearer(key))
+    headers = {**bearer(key), "Idempotency-Key": secrets.token_hex(16)}
+    for attempt in range(3):
+        try:
+            response = await http.post(base + RUNS, json=body, headers=headers)
+            break
+        except httpx.TransportError:
+            if attempt == 2:
+                raise
     assert response.status_code == 201, response.text
     return str(response.json()["run_id"])
 
@@ -68,8 +78,21 @@ async def test_300_runs_across_two_apis_complete_exactly_once(topology: Topology
 
         async def follow(index: int, run_id: str) -> list[tuple[int, str]]:
             other = apis[(index + 1) % 2].url  # stream from the process that did NOT create it
+            seen: list[tuple[int, str]] = []
             async with gate:
-                return await read_events(http, f"{other}{RUNS}/{run_id}/events", key)
+                for _ in range(3):  # a dropped stream is resumed, as clients do
+                    try:
+                        await read_events(
+                            http,
+                            f"{other}{RUNS}/{run_id}/events",
+                            key,
+                            after=seen[-1][0] if seen else None,
+                            into=seen,
+                        )
+                        break
+                    except httpx.TransportError:
+                        continue
+            return seen
 
         streams = await asyncio.gather(*(follow(i, r) for i, r in enumerate(created)))
         print(f"300 runs followed to the end in {time.monotonic() - started:.1f} s")
