@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
-from typing import Annotated
+from typing import Annotated, Any
 from urllib.parse import quote
 
 from fastapi import APIRouter, Depends, Header, Query, Request, Response, status
@@ -31,9 +31,17 @@ async def get_broker(request: Request) -> Broker:  # async: no thread hop (see h
 
 BrokerDep = Annotated[Broker, Depends(get_broker)]
 _RUN_RESPONSE = {"response_model": RunOut, "response_model_exclude_unset": True}
+_Responses = dict[int | str, dict[str, Any]]
+_IDEMPOTENCY_CONFLICT: _Responses = {409: {"description": "`Idempotency-Key` reused, other body."}}
+_ALREADY_FINISHED: _Responses = {409: {"description": "The run is already finished."}}
 
 
-@router.post("", status_code=status.HTTP_201_CREATED, **_RUN_RESPONSE)  # type: ignore[arg-type]
+@router.post(
+    "",
+    status_code=status.HTTP_201_CREATED,
+    responses=_IDEMPOTENCY_CONFLICT,
+    **_RUN_RESPONSE,  # type: ignore[arg-type]
+)
 async def create_run(
     body: RunCreate,
     response: Response,
@@ -102,7 +110,11 @@ async def get_run(
     return presenters.run_out(settings, run, artifacts.get(run.id, []))
 
 
-@router.post("/{run_id}/cancel", **_RUN_RESPONSE)  # type: ignore[arg-type]
+@router.post(
+    "/{run_id}/cancel",
+    responses=_ALREADY_FINISHED,
+    **_RUN_RESPONSE,  # type: ignore[arg-type]
+)
 async def cancel_run(
     run_id: str,
     session: SessionDep,
@@ -203,7 +215,8 @@ async def list_artifacts(
 @router.get(
     "/{run_id}/artifacts/{artifact_id}/content",
     response_class=Response,
-    responses={200: {"content": {"application/octet-stream": {}}}},
+    # The artifact's own MIME type (text/markdown, application/pdf, ...).
+    responses={200: {"content": {"*/*": {"schema": {"type": "string", "format": "binary"}}}}},
 )
 async def download_artifact(
     run_id: str, artifact_id: str, session: SessionDep, principal: CurrentPrincipal

@@ -11,6 +11,7 @@ import base64
 import binascii
 import hashlib
 import json
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
@@ -33,6 +34,8 @@ from atrium.settings import Settings
 
 MAX_IDEMPOTENCY_KEY = 200
 MAX_ID_LENGTH = 40
+# What `new_id` makes; anything else (NUL, surrogates: PostgreSQL refuses them) is unknown.
+_ID = re.compile(rf"^[A-Za-z0-9_-]{{1,{MAX_ID_LENGTH}}}$")
 
 
 @dataclass(frozen=True, slots=True)
@@ -50,9 +53,20 @@ def _request_hash(data: RunCreate) -> str:
     return hashlib.sha256(canonical.encode()).hexdigest()
 
 
+def _storable(value: str) -> bool:
+    """Text a database can hold: no NUL (PostgreSQL), no lone surrogates (UTF-8)."""
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return "\x00" not in value
+
+
 def _checked_prompt(settings: Settings, prompt: str) -> str:
     if not prompt.strip():
         raise InvalidParameter("prompt", "prompt must not be blank")
+    if not _storable(prompt):
+        raise InvalidParameter("prompt", "prompt must be Unicode text without NUL characters")
     if len(prompt) > settings.run_max_prompt_chars:
         raise InvalidParameter(
             "prompt", f"prompt is longer than {settings.run_max_prompt_chars} characters"
@@ -63,7 +77,15 @@ def _checked_prompt(settings: Settings, prompt: str) -> str:
 def _checked_metadata(settings: Settings, metadata: dict[str, Any] | None) -> dict[str, Any]:
     if metadata is None:
         return {}
-    size = len(json.dumps(metadata, separators=(",", ":")).encode())
+    try:
+        encoded = json.dumps(metadata, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+        size = len(encoded.encode())
+    except (ValueError, UnicodeEncodeError):  # NaN/Infinity, lone surrogates
+        raise InvalidParameter(
+            "metadata", "metadata must be JSON with finite numbers and Unicode text"
+        ) from None
+    if "\\u0000" in encoded:
+        raise InvalidParameter("metadata", "metadata must not contain NUL characters")
     if size > settings.run_max_metadata_bytes:
         raise InvalidParameter(
             "metadata", f"metadata is larger than {settings.run_max_metadata_bytes} bytes as JSON"
@@ -115,8 +137,10 @@ async def create_run(
     agent = await resolve_agent_for_run(session, account_id=account_id, agent_id=data.agent_id)
     now = utcnow()
     if data.thread_id is not None:
-        thread = await repository.get_thread(
-            session, account_id=account_id, thread_id=data.thread_id[:MAX_ID_LENGTH]
+        thread = (
+            await repository.get_thread(session, account_id=account_id, thread_id=data.thread_id)
+            if _ID.match(data.thread_id)
+            else None
         )
         if thread is None:
             raise NotFound(
@@ -182,7 +206,11 @@ async def create_run(
 
 
 async def get_run(session: AsyncSession, *, account_id: int, run_id: str) -> Run:
-    run = await repository.get_run(session, account_id=account_id, run_id=run_id[:MAX_ID_LENGTH])
+    run = (
+        await repository.get_run(session, account_id=account_id, run_id=run_id)
+        if _ID.match(run_id)
+        else None
+    )
     if run is None:
         raise _not_found(run_id)
     return run
@@ -222,6 +250,8 @@ async def list_runs(
     if status is not None and status not in STATUSES:
         raise InvalidParameter("status", f"status must be one of {', '.join(STATUSES)}")
     before = _decode_cursor(cursor) if cursor else None
+    if any(value is not None and not _ID.match(value) for value in (agent_id, thread_id)):
+        return [], None  # no run has such an agent or thread
     rows = await repository.list_runs(
         session,
         account_id=account_id,
@@ -291,8 +321,10 @@ async def get_artifact(
     session: AsyncSession, *, account_id: int, run_id: str, artifact_id: str
 ) -> Artifact:
     run = await get_run(session, account_id=account_id, run_id=run_id)
-    artifact = await repository.get_artifact(
-        session, run_id=run.id, artifact_id=artifact_id[:MAX_ID_LENGTH]
+    artifact = (
+        await repository.get_artifact(session, run_id=run.id, artifact_id=artifact_id)
+        if _ID.match(artifact_id)
+        else None
     )
     if artifact is None:
         raise NotFound(

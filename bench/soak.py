@@ -1,0 +1,297 @@
+"""Soak: mixed traffic held against one `atrium serve` process for a while (default 10 minutes).
+
+The mix, from `--clients` concurrent loops: domains and spaces CRUD (store, list with search,
+show, update, delete), agents and usage reads, and agent runs (create, follow the SSE stream to
+its terminal event, read the run and its artifacts, download one). Runs use the built-in offline
+model, so nothing leaves the machine.
+
+Reports the number of errors (a transport error, a 5xx, or a status the step did not expect;
+target 0), p50/p99 latency per route template, and the server's RSS after the warm-up and at the
+end (target: growth <= 10 %). Exit status 1 when a target is missed.
+
+By default it starts its own server (temp SQLite file, in-process worker) on a loopback port and
+stops it at the end; `--url`, `--key` and `--pid` target a running one instead.
+
+    .venv/bin/python bench/soak.py                     # 10 minutes
+    .venv/bin/python bench/soak.py --duration 60 --clients 8
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import os
+import random
+import re
+import secrets
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from collections import defaultdict
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+RUNS = "/api/v1/public/agent/runs"
+_IDS = re.compile(r"/(?:\d+|(?:run|agt|art|thr)_[A-Za-z0-9_-]+)(?=/|$)")
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port: int = sock.getsockname()[1]
+        return port
+
+
+def rss_kib(pid: int) -> int:
+    """Resident set size of a process (Linux /proc), in KiB."""
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1])
+    raise RuntimeError(f"no VmRSS for pid {pid}")
+
+
+def percentile(values: list[float], fraction: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, max(0, round(fraction * (len(ordered) - 1))))]
+
+
+@dataclass
+class Stats:
+    latencies: dict[str, list[float]] = field(default_factory=lambda: defaultdict(list))
+    errors: list[str] = field(default_factory=list)
+    requests: int = 0
+
+    def record(self, method: str, url: str, started: float, problem: str | None) -> None:
+        route = f"{method} {_IDS.sub('/{id}', url.split('?', 1)[0])}"
+        self.latencies[route].append((time.perf_counter() - started) * 1000)
+        self.requests += 1
+        if problem is not None:
+            self.errors.append(f"{route}: {problem}")
+
+
+class Traffic:
+    """One client loop's steps; every request is timed and judged."""
+
+    def __init__(self, http: httpx.AsyncClient, stats: Stats, seed: int) -> None:
+        self.http = http
+        self.stats = stats
+        self.random = random.Random(seed)
+        self.seed = seed
+        self.counter = 0
+
+    async def call(
+        self, method: str, url: str, expect: set[int], **kwargs: Any
+    ) -> httpx.Response | None:
+        started = time.perf_counter()
+        try:
+            response = await self.http.request(method, url, **kwargs)
+        except httpx.HTTPError as exc:
+            self.stats.record(method, url, started, f"{type(exc).__name__}: {exc}")
+            return None
+        problem = None
+        if response.status_code not in expect:
+            problem = f"status {response.status_code}: {response.text[:200]}"
+        self.stats.record(method, url, started, problem)
+        return response if problem is None else None
+
+    def name(self, kind: str) -> str:
+        self.counter += 1
+        return f"{kind}-{self.seed}-{self.counter}-{secrets.token_hex(3)}"
+
+    async def domains(self) -> None:
+        name = self.name("soak") + ".example.com"
+        made = await self.call("POST", "/api/v1/domains", {201}, data={"name": name})
+        if made is None:
+            return
+        path = f"/api/v1/domains/{made.json()['data']['id']}"
+        await self.call("GET", path, {200})
+        await self.call(
+            "PATCH", path, {200}, data={"index_page": f"https://example.com/{self.counter}"}
+        )
+        await self.call(
+            "GET", "/api/v1/domains", {200}, params={"search": "soak", "per_page": "10"}
+        )
+        if self.random.random() < 0.8:  # some records stay, so the tables grow as in real use
+            await self.call("DELETE", path, {200})
+
+    async def spaces(self) -> None:
+        made = await self.call(
+            "POST",
+            "/api/v1/spaces",
+            {201},
+            data={"name": self.name("s")[:32], "color": str(self.random.randint(1, 6))},
+        )
+        if made is None:
+            return
+        path = f"/api/v1/spaces/{made.json()['data']['id']}"
+        await self.call("PUT", path, {200}, data={"color": "2"})
+        await self.call("GET", "/api/v1/spaces", {200}, params={"sort_by": "name"})
+        await self.call("DELETE", path, {200})
+
+    async def agents(self) -> None:
+        await self.call("GET", "/v1/agents", {200})
+        await self.call("GET", "/v1/analytics/usage", {200})
+        await self.call("GET", "/v1/account", {200})
+
+    async def run(self) -> None:
+        made = await self.call("POST", RUNS, {201}, json={"prompt": self.name("soak prompt")})
+        if made is None:
+            return
+        run_id = made.json()["run_id"]
+        started = time.perf_counter()
+        url = f"{RUNS}/{run_id}/events"
+        problem: str | None = "stream ended without a terminal event"
+        try:
+            async with self.http.stream("GET", url, timeout=60) as stream:
+                if stream.status_code != 200:
+                    problem = f"status {stream.status_code}"
+                else:
+                    async for line in stream.aiter_lines():
+                        if line.startswith("event: run."):
+                            kind = line.removeprefix("event: ")
+                            if kind in {"run.completed", "run.failed", "run.cancelled"}:
+                                problem = None if kind == "run.completed" else kind
+                                break
+        except httpx.HTTPError as exc:
+            problem = f"{type(exc).__name__}: {exc}"
+        self.stats.record("GET", url, started, problem)
+        done = await self.call("GET", f"{RUNS}/{run_id}", {200})
+        await self.call("GET", f"{RUNS}/{run_id}/artifacts", {200})
+        if done is not None and done.json().get("artifacts"):
+            artifact = done.json()["artifacts"][0]["artifact_id"]
+            await self.call("GET", f"{RUNS}/{run_id}/artifacts/{artifact}/content", {200})
+        await self.call("GET", RUNS, {200}, params={"limit": "10"})
+
+    async def loop(self, deadline: float) -> None:
+        steps = [self.domains, self.spaces, self.agents, self.run]
+        weights = [3, 2, 2, 2]
+        while time.monotonic() < deadline:
+            await self.random.choices(steps, weights)[0]()
+
+
+@contextlib.contextmanager
+def own_server(workdir: Path) -> Iterator[tuple[str, str, int]]:
+    key = "atr_" + secrets.token_urlsafe(32)
+    port = _free_port()
+    env = {k: v for k, v in os.environ.items() if not k.startswith("ATRIUM_")}
+    env.update(
+        ATRIUM_DATABASE_URL=f"sqlite+aiosqlite:///{workdir / 'atrium.db'}",
+        ATRIUM_BOOTSTRAP_KEY=key,
+        ATRIUM_PUBLIC_URL=f"http://127.0.0.1:{port}",
+        ATRIUM_RATE_LIMIT_STANDARD="100000000/hour",
+        ATRIUM_LOG_LEVEL="WARNING",
+    )
+    atrium = str(Path(sys.executable).with_name("atrium"))
+    with (workdir / "server.log").open("w") as log:
+        process = subprocess.Popen(
+            [atrium, "serve", "--port", str(port)], env=env, stdout=log, stderr=subprocess.STDOUT
+        )
+    try:
+        url = f"http://127.0.0.1:{port}"
+        deadline = time.monotonic() + 60
+        while True:
+            if process.poll() is not None:
+                raise RuntimeError((workdir / "server.log").read_text())
+            try:
+                if httpx.get(url + "/healthz", timeout=1).status_code == 200:
+                    break
+            except httpx.TransportError:
+                pass
+            if time.monotonic() > deadline:
+                raise RuntimeError("the server did not start")
+            time.sleep(0.1)
+        yield url, key, process.pid
+    finally:
+        process.terminate()
+        try:
+            process.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+
+
+async def soak(url: str, key: str, pid: int | None, args: argparse.Namespace) -> int:
+    stats = Stats()
+    headers = {"Authorization": f"Bearer {key}"}
+    limits = httpx.Limits(max_connections=args.clients * 2)
+    async with httpx.AsyncClient(base_url=url, headers=headers, timeout=30, limits=limits) as http:
+        warmup = min(args.warmup, args.duration / 4)
+        begin = time.monotonic()
+        deadline = begin + args.duration
+        loops = [
+            asyncio.create_task(Traffic(http, stats, seed).loop(deadline))
+            for seed in range(args.clients)
+        ]
+        rss_boot = rss_kib(pid) if pid else None
+        await asyncio.sleep(warmup)
+        rss_start = rss_kib(pid) if pid else None
+        samples: list[int] = []
+        while time.monotonic() < deadline:
+            await asyncio.sleep(min(10.0, max(0.0, deadline - time.monotonic())))
+            if pid:
+                samples.append(rss_kib(pid))
+        await asyncio.gather(*loops)
+        rss_end = rss_kib(pid) if pid else None
+        elapsed = time.monotonic() - begin
+
+    print(
+        f"soak: {elapsed:.0f} s, {args.clients} clients, {stats.requests} requests "
+        f"({stats.requests / elapsed:.0f}/s)"
+    )
+    print(f"errors: {len(stats.errors)}")
+    for line in stats.errors[:20]:
+        print(f"  {line}")
+    print(f"{'route':<62} {'n':>7} {'p50 ms':>8} {'p99 ms':>8} {'max ms':>8}")
+    for route, values in sorted(stats.latencies.items()):
+        print(
+            f"{route:<62} {len(values):>7} {percentile(values, 0.5):>8.1f} "
+            f"{percentile(values, 0.99):>8.1f} {max(values):>8.1f}"
+        )
+    failed = bool(stats.errors)
+    if rss_start and rss_end:
+        growth = (rss_end - rss_start) / rss_start * 100
+        print(
+            f"rss: boot {rss_boot} KiB, after {warmup:.0f} s warm-up {rss_start} KiB, "
+            f"end {rss_end} KiB, growth {growth:+.1f} % (target <= 10 %); "
+            f"samples every 10 s: {samples}"
+        )
+        failed = failed or growth > 10
+    return 1 if failed else 0
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--duration", type=float, default=600, help="seconds (default 600)")
+    parser.add_argument("--clients", type=int, default=16, help="concurrent client loops")
+    parser.add_argument(
+        "--warmup", type=float, default=60, help="seconds before the start RSS (capped at 1/4)"
+    )
+    parser.add_argument("--url", help="target a running server instead of starting one")
+    parser.add_argument("--key", help="API key for --url")
+    parser.add_argument("--pid", type=int, help="pid of the --url server, to measure its RSS")
+    args = parser.parse_args()
+    if args.url:
+        if not args.key:
+            parser.error("--url needs --key")
+        sys.exit(asyncio.run(soak(args.url.rstrip("/"), args.key, args.pid, args)))
+    with (
+        tempfile.TemporaryDirectory(prefix="atrium-soak-") as tmp,
+        own_server(Path(tmp)) as (
+            url,
+            key,
+            pid,
+        ),
+    ):
+        code = asyncio.run(soak(url, key, pid, args))
+    sys.exit(code)
+
+
+if __name__ == "__main__":
+    main()

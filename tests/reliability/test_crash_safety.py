@@ -1,0 +1,181 @@
+"""Crash safety: SIGKILL the one `atrium serve` process while runs execute and while domains and
+spaces are being written; after a restart every acknowledged write is there, no run is stuck in
+`running`, and the queued runs complete. Runs on every database backend under test.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import secrets
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from tests.conftest import _empty_tables
+from tests.runs.helpers import RUNS
+from tests.runtime.chat_server import free_port
+from tests.worker.processes import AtriumProcess
+
+SLOW_LLM = Path(__file__).parents[1] / "client" / "slow_llm.py"
+WORDS, PAUSE = 20, 0.1  # one run streams for about two seconds
+
+
+@pytest.fixture
+def slow_llm() -> Iterator[str]:
+    port = free_port()
+    process = subprocess.Popen(
+        [sys.executable, str(SLOW_LLM), str(port), str(PAUSE), str(WORDS)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        yield f"http://127.0.0.1:{port}/v1"
+    finally:
+        process.terminate()
+        process.wait(timeout=10)
+
+
+def _env(database_url: str, llm_url: str) -> dict[str, str]:
+    import os
+
+    env = {k: v for k, v in os.environ.items() if not k.startswith("ATRIUM_")}
+    env.update(
+        ATRIUM_DATABASE_URL=database_url,
+        ATRIUM_BOOTSTRAP_KEY="atr_" + secrets.token_urlsafe(32),
+        ATRIUM_RATE_LIMIT_STANDARD="1000000/hour",
+        ATRIUM_LLM_BASE_URL=llm_url,
+        ATRIUM_WORKER_CONCURRENCY="2",  # most runs wait in the queue when the process dies
+        ATRIUM_RUN_LEASE_SECONDS="1.5",
+        ATRIUM_RUN_HEARTBEAT_SECONDS="0.5",
+        ATRIUM_RUN_POLL_SECONDS="0.5",
+        PYTHONUNBUFFERED="1",
+    )
+    return env
+
+
+async def _until_llm_up(url: str) -> None:
+    port = int(url.rsplit(":", 1)[1].split("/", 1)[0])
+    for _ in range(400):
+        try:
+            _, writer = await asyncio.open_connection("127.0.0.1", port)
+        except OSError:
+            await asyncio.sleep(0.05)
+            continue
+        writer.close()
+        await writer.wait_closed()
+        return
+    raise AssertionError("slow_llm.py did not start")
+
+
+class Writer:
+    """Writes domains and spaces as fast as it can; remembers every acknowledged one."""
+
+    def __init__(self, api: httpx.AsyncClient) -> None:
+        self.api = api
+        self.domains: dict[int, str] = {}
+        self.spaces: dict[int, str] = {}
+        self.failures = 0
+
+    async def run(self, stop: asyncio.Event) -> None:
+        number = 0
+        while not stop.is_set() and number < 5000:
+            number += 1
+            name = f"crash-{number}.example.com"
+            try:
+                domain = await self.api.post("/api/v1/domains", data={"name": name})
+                space = await self.api.post("/api/v1/spaces", data={"name": f"crash {number}"})
+            except httpx.TransportError:  # the process died under this request
+                self.failures += 1
+                return
+            if domain.status_code == 201:
+                self.domains[domain.json()["data"]["id"]] = name
+            if space.status_code == 201:
+                self.spaces[space.json()["data"]["id"]] = f"crash {number}"
+
+
+async def _statuses(api: httpx.AsyncClient, run_ids: list[str]) -> dict[str, Any]:
+    return {run_id: (await api.get(f"{RUNS}/{run_id}")).json() for run_id in run_ids}
+
+
+async def test_sigkill_loses_no_acknowledged_write_and_strands_no_run(
+    tmp_path: Path, database_url: str, slow_llm: str
+) -> None:
+    await _empty_tables(database_url)
+    await _until_llm_up(slow_llm)
+    env = _env(database_url, slow_llm)
+    auth = {"Authorization": f"Bearer {env['ATRIUM_BOOTSTRAP_KEY']}"}
+    port = free_port()
+    first = AtriumProcess(env, tmp_path / "first.log", port, "serve", "--port", str(port))
+    second: AtriumProcess | None = None
+    try:
+        await first.ready()
+        async with httpx.AsyncClient(base_url=first.url, headers=auth, timeout=10) as api:
+            agent = await api.post(
+                "/v1/agents",
+                json={"name": "slow", "config": {"model": "openai-compatible:slow", "tools": []}},
+            )
+            assert agent.status_code == 201, agent.text
+            agent_id = agent.json()["agent_id"]
+            run_ids = []
+            for index in range(6):
+                created = await api.post(
+                    RUNS, json={"prompt": f"crash test {index}", "agent_id": agent_id}
+                )
+                assert created.status_code == 201, created.text
+                run_ids.append(created.json()["run_id"])
+
+            writer = Writer(api)
+            stop = asyncio.Event()
+            writing = asyncio.create_task(writer.run(stop))
+            # Kill once runs are mid-execution and the writer has written for a while.
+            for _ in range(200):
+                statuses = await _statuses(api, run_ids)
+                if sum(s["status"] == "running" for s in statuses.values()) == 2:
+                    break
+                await asyncio.sleep(0.05)
+            await asyncio.sleep(0.5)
+            before_kill = await _statuses(api, run_ids)
+            assert [s["status"] for s in before_kill.values()].count("running") == 2
+            assert len(writer.domains) > 0
+            first.kill()  # SIGKILL while the writer's requests are in flight
+            stop.set()
+            await writing
+
+        port = free_port()
+        second = AtriumProcess(env, tmp_path / "second.log", port, "serve", "--port", str(port))
+        await second.ready()
+        async with httpx.AsyncClient(base_url=second.url, headers=auth, timeout=10) as api:
+            # Every acknowledged write survived, with what was acknowledged.
+            for domain_id, name in writer.domains.items():
+                found = await api.get(f"/api/v1/domains/{domain_id}")
+                assert found.status_code == 200, (domain_id, found.text)
+                assert found.json()["data"]["name"] == name
+            for space_id, name in writer.spaces.items():
+                found = await api.get(f"/api/v1/spaces/{space_id}")
+                assert found.status_code == 200, (space_id, found.text)
+                assert found.json()["data"]["name"] == name
+            # No run is stuck: the interrupted ones are re-queued, all of them complete.
+            statuses: dict[str, Any] = {}
+            for _ in range(600):
+                statuses = await _statuses(api, run_ids)
+                if all(
+                    s["status"] in {"completed", "failed", "cancelled"} for s in statuses.values()
+                ):
+                    break
+                await asyncio.sleep(0.1)
+            assert {s["status"] for s in statuses.values()} == {"completed"}, [
+                (s["status"], s.get("error")) for s in statuses.values()
+            ]
+            expected = " ".join(f"word{i}" for i in range(1, WORDS + 1))
+            assert all(s["result"] == expected for s in statuses.values())
+            listed = (await api.get(RUNS, params={"limit": 100})).json()["data"]
+            assert sorted(run["run_id"] for run in listed) == sorted(run_ids)
+    finally:
+        first.stop()
+        if second is not None:
+            second.stop()
