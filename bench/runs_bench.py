@@ -3,11 +3,14 @@
 Three measurements:
 1. latency: single runs one after another, create → `run.completed` seen on the SSE stream;
 2. throughput: N runs submitted at once, runs completed per second (server timestamps);
-3. streams: many concurrent SSE streams on the one API process: event lag (receive time minus
-   the event's `created_at`) and the server's peak RSS.
+3. streams: many concurrent SSE streams on the one API process, all open and idle before
+   the runs they follow start (held back behind a gate run in their thread, see `_Gate`),
+   then every event live: event lag (receive time minus the event's `created_at`, both clocks
+   of this machine) and the server's peak RSS.
 
 By default it starts its own server (temp SQLite file, in-process worker) and stops it at the
-end; `--url` and `--key` target a running one instead (then RSS is not measured).
+end; `--url` and `--key` target a running one instead (then RSS is not measured, and the
+streams part needs that server's ATRIUM_LLM_BASE_URL to be the gate's, so use --streams 0).
 
     .venv/bin/python bench/runs_bench.py
     .venv/bin/python bench/runs_bench.py --single 300 --burst 500 --streams 1000
@@ -81,6 +84,8 @@ def _server(args: argparse.Namespace) -> Iterator[tuple[str, str, int | None]]:
         ATRIUM_WORKER_CONCURRENCY=str(args.concurrency),
         # One key follows every stream of the bench.
         ATRIUM_SSE_MAX_STREAMS_PER_KEY=str(args.streams + 100),
+        # The gate model of the streams benchmark (see `_Gate`).
+        ATRIUM_LLM_BASE_URL=args.llm_base_url,
     )
     atrium = str(Path(sys.executable).with_name("atrium"))
     log = (workdir / "server.log").open("w")
@@ -204,46 +209,116 @@ async def bench_throughput(http: httpx.AsyncClient, count: int) -> None:
     )
 
 
+class _Gate:
+    """A stand-in model server that answers nothing until released, then a 400 (no retries).
+
+    A thread's runs execute one at a time, so a run of the bench's `gate` agent (model
+    `openai-compatible:gate`, served here) holds back every run queued behind it in its thread:
+    the streams are all open and idle before the first offline run starts, and every event of
+    those runs is live on every stream.
+    """
+
+    def __init__(self) -> None:
+        self.released = asyncio.Event()
+        self.port = _free_port()
+        self._server: asyncio.Server | None = None
+
+    async def start(self) -> None:
+        self._server = await asyncio.start_server(self._answer, "127.0.0.1", self.port)
+
+    async def stop(self) -> None:
+        if self._server is not None:
+            self._server.close()
+
+    async def _answer(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        with contextlib.suppress(ConnectionError):
+            head = await reader.readuntil(b"\r\n\r\n")
+            length = 0
+            for line in head.decode("latin-1").split("\r\n"):
+                if line.lower().startswith("content-length:"):
+                    length = int(line.split(":", 1)[1])
+            await reader.readexactly(length)
+            await self.released.wait()
+            body = b'{"error":{"message":"gate released","type":"bench"}}'
+            writer.write(
+                b"HTTP/1.1 400 Bad Request\r\nContent-Type: application/json\r\n"
+                + f"Content-Length: {len(body)}\r\nConnection: close\r\n\r\n".encode()
+                + body
+            )
+            await writer.drain()
+        writer.close()
+
+
 async def bench_streams(
-    http: httpx.AsyncClient, streams: int, per_run: int, pid: int | None
+    http: httpx.AsyncClient, gate: _Gate, streams: int, per_run: int, threads: int, pid: int | None
 ) -> None:
     runs = max(1, streams // per_run)
+    response = await http.post(
+        "/v1/agents", json={"name": "gate", "config": {"model": "openai-compatible:gate"}}
+    )
+    response.raise_for_status()
+    gate_agent = response.json()["agent_id"]
+    # One gate run per thread, then the thread's share of the offline runs queued behind it.
+    thread_ids: list[str] = []
+    for _ in range(threads):
+        response = await http.post(RUNS, json={"prompt": "gate", "agent_id": gate_agent})
+        response.raise_for_status()
+        thread_ids.append(response.json()["thread_id"])
+    run_ids = []
+    for index in range(runs):
+        response = await http.post(
+            RUNS, json={"prompt": f"stream {index}", "thread_id": thread_ids[index % threads]}
+        )
+        response.raise_for_status()
+        run_ids.append(response.json()["run_id"])
+
     lags: list[float] = []
+    opened = 0
+    all_open = asyncio.Event()
+    released_at = 0.0
     ended = 0
 
-    replayed = 0
-
     async def follow(run_id: str) -> None:
-        nonlocal ended, replayed
+        nonlocal opened, ended
         async with http.stream("GET", f"{RUNS}/{run_id}/events") as response:
-            opened = time.time()
+            counted = False
             async for arrived, frame in _frames(response):
-                created = _stamp(frame["data"]["created_at"])
-                # Lag is for live events; those older than the stream were replayed.
-                if created >= opened:
-                    lags.append((arrived - created) * 1000)
-                else:
-                    replayed += 1
+                if not counted:  # the replayed run.queued: this stream is open
+                    counted = True
+                    opened += 1
+                    if opened == runs * per_run:
+                        all_open.set()
+                    continue
+                lags.append((arrived - _stamp(frame["data"]["created_at"])) * 1000)
                 if frame.get("event") in TERMINAL:
                     ended += 1
                     return
 
-    # Hold every stream open first (on runs created slowly enough to still be running or queued)
-    run_ids = await asyncio.gather(*(_create(http, f"stream {i}") for i in range(runs)))
     started = time.perf_counter()
-    await asyncio.gather(*(follow(run_id) for run_id in run_ids for _ in range(per_run)))
-    elapsed = time.perf_counter() - started
+    tasks = [asyncio.create_task(follow(run_id)) for run_id in run_ids for _ in range(per_run)]
+    await asyncio.wait_for(all_open.wait(), timeout=300)
+    opened_in = time.perf_counter() - started
+    released_at = time.perf_counter()
+    gate.released.set()
+    await asyncio.gather(*tasks)
+    elapsed = time.perf_counter() - released_at
+    print(
+        f"{runs * per_run} SSE streams on {runs} runs open in {opened_in:.2f} s; released "
+        f"{threads} threads of queued runs"
+    )
     _report(f"{runs * per_run} concurrent SSE streams: live event lag", lags)
-    print(f"replayed (older than their stream) events: {replayed}")
     rss = _peak_rss_mb(pid)
     print(
-        f"streams ended={ended} in {elapsed:.2f} s; server peak RSS "
+        f"streams ended={ended}, all runs done {elapsed:.2f} s after release; server peak RSS "
         + (f"{rss:.0f} MB" if rss is not None else "n/a (external server)")
     )
 
 
 async def main(args: argparse.Namespace) -> None:
     print(f"load average before: {os.getloadavg()}  cores: {os.cpu_count()}")
+    gate = _Gate()
+    await gate.start()
+    args.llm_base_url = f"http://127.0.0.1:{gate.port}/v1"
     with _server(args) as (url, key, pid):
         limits = httpx.Limits(max_connections=args.streams + 100, max_keepalive_connections=200)
         async with httpx.AsyncClient(
@@ -255,10 +330,11 @@ async def main(args: argparse.Namespace) -> None:
             if args.burst:
                 await bench_throughput(http, args.burst)
             if args.streams:
-                await bench_streams(http, args.streams, args.per_run, pid)
+                await bench_streams(http, gate, args.streams, args.per_run, args.threads, pid)
             rss = _peak_rss_mb(pid)
             if rss is not None:
                 print(f"server peak RSS over the whole bench: {rss:.0f} MB")
+    await gate.stop()
     print(f"load average after: {os.getloadavg()}")
 
 
@@ -272,6 +348,9 @@ def _parse() -> argparse.Namespace:
     parser.add_argument("--burst", type=int, default=500, help="runs submitted at once (500)")
     parser.add_argument("--streams", type=int, default=1000, help="concurrent SSE streams (1000)")
     parser.add_argument("--per-run", type=int, default=4, help="streams per run (4)")
+    parser.add_argument(
+        "--threads", type=int, default=16, help="threads the streamed runs queue in (16)"
+    )
     parser.add_argument("--concurrency", type=int, default=64, help="worker concurrency (64)")
     args = parser.parse_args()
     if args.url and not args.key:

@@ -1,8 +1,13 @@
 """Scale-out benchmark on PostgreSQL + Redis: runs/s with 1 worker process vs 2, and single-run
 create → completed latency, each against one `atrium serve --no-worker` API process.
 
-Each configuration gets a fresh PostgreSQL database; the measurements themselves are those of
-`bench/runs_bench.py` (`--url` mode), so the figures compare directly with the SQLite ones.
+Each configuration gets a fresh PostgreSQL database and two measurements:
+- drain: `--drain` runs are queued while no worker runs, then the worker process(es) start;
+  runs/s = runs / (first start → last finish, server timestamps). This is the workers' own
+  throughput, the figure that scales with worker processes;
+- end to end: `bench/runs_bench.py` (`--url` mode: single-run latency, a burst submitted at
+  once), where the one API process creating the runs and this client share the machine with
+  the workers, so the figures compare directly with the SQLite ones.
 
     .venv/bin/python bench/scaleout_bench.py
     .venv/bin/python bench/scaleout_bench.py --burst 1000 --single 200 --concurrency 32
@@ -11,6 +16,7 @@ Each configuration gets a fresh PostgreSQL database; the measurements themselves
 from __future__ import annotations
 
 import argparse
+import asyncio
 import os
 import re
 import secrets
@@ -19,13 +25,17 @@ import subprocess
 import sys
 import tempfile
 import time
+from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 import asyncpg  # type: ignore[import-untyped]
+import httpx
 
 HERE = Path(__file__).parent
 ATRIUM = str(Path(sys.executable).with_name("atrium"))
 KEY = re.compile(r"atr_[A-Za-z0-9_-]{20,}")
+RUNS = "/api/v1/public/agent/runs"
 
 
 def _free_port() -> int:
@@ -44,8 +54,6 @@ async def _admin(server: str, sql: str) -> None:
 
 
 def _run(server: str, redis: str, workers: int, args: argparse.Namespace) -> None:
-    import asyncio
-
     name = f"atrium_bench_scaleout_{secrets.token_hex(3)}"
     asyncio.run(_admin(server, f'CREATE DATABASE "{name}"'))
     port = _free_port()
@@ -80,7 +88,6 @@ def _run(server: str, redis: str, workers: int, args: argparse.Namespace) -> Non
                 )
 
         procs.append(start("api", "serve", "--no-worker", "--port", str(port)))
-        procs += [start(f"worker-{n}", "worker") for n in range(workers)]
         deadline = time.monotonic() + 30
         while time.monotonic() < deadline:
             try:
@@ -88,10 +95,15 @@ def _run(server: str, redis: str, workers: int, args: argparse.Namespace) -> Non
                 break
             except OSError:
                 time.sleep(0.1)
-        time.sleep(1)  # the workers connect and subscribe
         print(
             f"\n== PostgreSQL + Redis, 1 API process, {workers} worker process(es) ==", flush=True
         )
+        url = f"http://127.0.0.1:{port}"
+        run_ids = asyncio.run(_queue_runs(url, key, args.drain)) if args.drain else []
+        procs += [start(f"worker-{n}", "worker") for n in range(workers)]
+        if run_ids:
+            asyncio.run(_report_drain(url, key, run_ids, workers))
+        time.sleep(1)  # the workers connect and subscribe
         subprocess.run(
             [
                 sys.executable,
@@ -117,6 +129,58 @@ def _run(server: str, redis: str, workers: int, args: argparse.Namespace) -> Non
         asyncio.run(_admin(server, f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
 
 
+async def _queue_runs(url: str, key: str, count: int) -> list[str]:
+    async with httpx.AsyncClient(
+        base_url=url, headers={"Authorization": f"Bearer {key}"}, timeout=120
+    ) as http:
+        slots = asyncio.Semaphore(32)
+
+        async def create(index: int) -> str:
+            async with slots:
+                response = await http.post(RUNS, json={"prompt": f"drain {index}"})
+                response.raise_for_status()
+                run_id: str = response.json()["run_id"]
+                return run_id
+
+        return list(await asyncio.gather(*(create(index) for index in range(count))))
+
+
+async def _report_drain(url: str, key: str, run_ids: list[str], workers: int) -> None:
+    wanted = set(run_ids)
+    async with httpx.AsyncClient(
+        base_url=url, headers={"Authorization": f"Bearer {key}"}, timeout=120
+    ) as http:
+        while True:
+            busy = 0
+            for status in ("queued", "running"):
+                page = (await http.get(RUNS, params={"status": status, "limit": 1})).json()
+                busy += len(page["data"])
+            if not busy:
+                break
+            await asyncio.sleep(0.2)
+        runs: list[dict[str, Any]] = []
+        cursor = None
+        while True:
+            params: dict[str, Any] = {"limit": 100, **({"cursor": cursor} if cursor else {})}
+            page = (await http.get(RUNS, params=params)).json()
+            runs += [run for run in page["data"] if run["run_id"] in wanted]
+            cursor = page["next_cursor"]
+            if not cursor:
+                break
+    done = [run for run in runs if run["status"] == "completed"]
+    first = min(_stamp(run["started_at"]) for run in done)
+    last = max(_stamp(run["finished_at"]) for run in done)
+    print(
+        f"drain of {len(run_ids)} queued runs by {workers} worker process(es): "
+        f"completed={len(done)} in {last - first:.2f} s = {len(done) / (last - first):.0f} runs/s",
+        flush=True,
+    )
+
+
+def _stamp(value: str) -> float:
+    return datetime.strptime(value, "%Y-%m-%dT%H:%M:%S.%fZ").replace(tzinfo=UTC).timestamp()
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument(
@@ -128,6 +192,9 @@ def main() -> None:
     parser.add_argument("--single", type=int, default=200, help="single runs for latency (200)")
     parser.add_argument("--burst", type=int, default=1000, help="runs submitted at once (1000)")
     parser.add_argument("--concurrency", type=int, default=32, help="runs per worker at once")
+    parser.add_argument(
+        "--drain", type=int, default=1000, help="runs queued before the workers start (1000)"
+    )
     args = parser.parse_args()
     for workers in (1, 2):
         _run(args.postgres, args.redis, workers, args)

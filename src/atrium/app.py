@@ -28,6 +28,8 @@ from atrium.runs.endpoints import router as runs_router
 from atrium.serving import ServedDomainsMiddleware
 from atrium.settings import Settings, get_settings
 from atrium.spaces.endpoints import router as spaces_router
+from atrium.webhooks.endpoints import router as webhooks_router
+from atrium.worker.batcher import WriteBatcher
 from atrium.worker.pool import WorkerPool
 
 
@@ -42,11 +44,18 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     metrics = Metrics()
     # Run events and worker wake-ups: in-process, or across processes through Redis.
     broker = RedisBroker(redis, prefix=settings.redis_prefix) if redis is not None else Broker()
-    workers = WorkerPool(settings=settings, db=db, broker=broker) if settings.run_worker else None
+    # Group commit of the hot writes (run creation, the worker's claims, events and finishes).
+    writer = WriteBatcher(db)
+    workers = (
+        WorkerPool(settings=settings, db=db, broker=broker, batcher=writer)
+        if settings.run_worker
+        else None
+    )
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         await broker.start()
+        writer.start()
         if workers is not None:
             await workers.start()
         try:
@@ -54,6 +63,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         finally:
             if workers is not None:
                 await workers.stop()
+            await writer.stop()
             await broker.stop()
             await db.dispose()
             if redis is not None:
@@ -71,6 +81,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.state.redis = redis
     app.state.metrics = metrics
     app.state.broker = broker
+    app.state.writer = writer
     app.state.workers = workers
     if redis is not None:
         app.state.redis_ping = redis.ping
@@ -81,6 +92,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.include_router(account_router, prefix=AGENTS.prefix)
     app.include_router(agents_router, prefix=AGENTS.prefix)
     app.include_router(analytics_router, prefix=AGENTS.prefix)
+    app.include_router(webhooks_router, prefix=AGENTS.prefix)
     app.include_router(domains_router, prefix=DOMAINS.prefix)
     app.include_router(spaces_router, prefix=DOMAINS.prefix)
     app.include_router(runs_router, prefix=RUNS.prefix)

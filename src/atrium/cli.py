@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import logging
 from typing import Annotated
 
 import typer
@@ -37,6 +38,17 @@ def _ensure_sqlite_dir(settings: Settings) -> None:
         Path(str(url.database)).expanduser().resolve().parent.mkdir(parents=True, exist_ok=True)
 
 
+def _configure_logging(settings: Settings) -> None:
+    """atrium's own log lines on stderr: uvicorn configures only its loggers, and without a
+    handler Python prints only warnings (the webhook sender's attempts are INFO)."""
+    logger = logging.getLogger("atrium")
+    if not logger.handlers:
+        handler = logging.StreamHandler()
+        handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+        logger.addHandler(handler)
+    logger.setLevel(settings.log_level.upper())
+
+
 def _migrate(settings: Settings) -> None:
     _ensure_sqlite_dir(settings)
     upgrade(settings)
@@ -59,6 +71,7 @@ def serve(
 ) -> None:
     """Apply migrations, create the first key on an empty database, and serve the API."""
     settings = get_settings()
+    _configure_logging(settings)
     _migrate(settings)
     issued = asyncio.run(_bootstrap(settings))
     if issued is not None:
@@ -84,6 +97,7 @@ def serve(
 def worker() -> None:
     """Execute queued agent runs without serving the API (scale-out beside `serve --no-worker`)."""
     settings = get_settings()
+    _configure_logging(settings)
     _migrate(settings)
     from atrium.worker.process import run_worker_process
 

@@ -115,6 +115,36 @@ class Settings(BaseSettings):
         100, ge=1, description="Event streams one key may hold open at once, per process (429)."
     )
 
+    # --- webhooks --------------------------------------------------------------------------------
+    webhook_allow_private_targets: bool = Field(
+        False,
+        description="Allow webhook URLs on private, loopback and link-local addresses.",
+    )
+    webhook_timeout_seconds: float = Field(
+        10.0, gt=0, description="Longest one webhook delivery attempt may take."
+    )
+    webhook_max_attempts: int = Field(
+        8, ge=1, description="Attempts of one webhook delivery before it is marked failed."
+    )
+    webhook_backoff_seconds: float = Field(
+        5.0, gt=0, description="Delay before the second attempt of a webhook delivery."
+    )
+    webhook_backoff_factor: float = Field(
+        4.0, ge=1, description="Each later webhook retry waits this many times longer."
+    )
+    webhook_backoff_max_seconds: float = Field(
+        21_600.0, gt=0, description="Longest wait between two webhook delivery attempts."
+    )
+    webhook_poll_seconds: float = Field(
+        2.0, gt=0, description="Safety-net scan for due webhook deliveries."
+    )
+    webhook_concurrency: int = Field(
+        8, ge=1, description="Webhook deliveries one worker sends at once."
+    )
+    webhook_max_endpoints_per_account: int = Field(
+        20, ge=1, description="Webhook endpoints one account may register."
+    )
+
 
 @lru_cache
 def get_settings() -> Settings:

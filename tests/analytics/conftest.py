@@ -36,8 +36,8 @@ def record(db: Database) -> Recorder:
     async def recorder(**fields: object) -> FinishedRun:
         run = FinishedRun(**fields)  # type: ignore[arg-type]
         async with db.transaction() as session:
-            await record_run_usage(
-                session,
+            await session.run_sync(
+                record_run_usage,
                 account_id=run.account_id,
                 agent_id=run.agent_id,
                 day=run.day,

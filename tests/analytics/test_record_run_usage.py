@@ -32,8 +32,8 @@ async def test_runs_add_up_per_day_and_status(
     ]
     for status, tokens_in, tokens_out, micro, requests in runs:
         async with db.transaction() as session:
-            await record_run_usage(
-                session,
+            await session.run_sync(
+                record_run_usage,
                 account_id=api_key.account_id,
                 agent_id=agent_id,
                 day=DAY,
@@ -72,8 +72,8 @@ async def test_concurrent_increments_are_all_counted(
 
     async def finish() -> None:
         async with db.transaction() as session:
-            await record_run_usage(
-                session,
+            await session.run_sync(
+                record_run_usage,
                 account_id=api_key.account_id,
                 agent_id=agent_id,
                 day=DAY,
@@ -97,8 +97,8 @@ async def test_a_status_that_is_not_terminal_is_refused(
     agent_id = await _agent(client, auth)
     async with db.transaction() as session:
         with pytest.raises(ValueError, match="status"):
-            await record_run_usage(
-                session,
+            await session.run_sync(
+                record_run_usage,
                 account_id=api_key.account_id,
                 agent_id=agent_id,
                 day=DAY,
@@ -118,8 +118,8 @@ async def test_a_finish_time_counts_on_its_utc_day(
         2026, 3, 10, 23, 30, tzinfo=datetime.timezone(datetime.timedelta(hours=-2))
     )
     async with db.transaction() as session:
-        await record_run_usage(
-            session,
+        await session.run_sync(
+            record_run_usage,
             account_id=api_key.account_id,
             agent_id=agent_id,
             day=late_evening,

@@ -89,11 +89,13 @@ class Seeded:
     agent_id: str = ""
     run_id: str = ""
     artifact_id: str = ""
+    webhook_id: str = ""
     extra: dict[str, Any] = field(default_factory=dict)
 
 
 async def seed_account(client: httpx.AsyncClient, headers: dict[str, str], tag: str) -> Seeded:
-    """A domain, a space, an agent, and a finished run with an artifact."""
+    """A domain, a space, an agent, a finished run with an artifact, and a webhook endpoint
+    (made after the run, on a name that never resolves: nothing is ever sent to it)."""
     seeded = Seeded(headers=headers)
     domain = await client.post(
         "/api/v1/domains",
@@ -117,6 +119,11 @@ async def seed_account(client: httpx.AsyncClient, headers: dict[str, str], tag: 
     assert done["status"] == "completed", done
     seeded.run_id = run["run_id"]
     seeded.artifact_id = done["artifacts"][0]["artifact_id"]
+    webhook = await client.post(
+        "/v1/webhooks", json={"url": f"https://{tag}.hooks.example.invalid/seed"}, headers=headers
+    )
+    assert webhook.status_code == 201, webhook.text
+    seeded.webhook_id = webhook.json()["webhook_id"]
     return seeded
 
 
@@ -131,4 +138,5 @@ def resource_paths(seeded: Seeded) -> dict[str, str]:
         "run_events": f"{run}/events",
         "run_artifacts": f"{run}/artifacts",
         "artifact_content": f"{run}/artifacts/{seeded.artifact_id}/content",
+        "webhook": f"/v1/webhooks/{seeded.webhook_id}",
     }

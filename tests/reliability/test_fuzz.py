@@ -101,6 +101,8 @@ def _real_ids(case: Case, seeded: Seeded) -> None:
         params["run_id"] = seeded.run_id
     if "artifact_id" in params:
         params["artifact_id"] = seeded.artifact_id
+    if "webhook_id" in params:
+        params["webhook_id"] = seeded.webhook_id
 
 
 def one_error_body(ctx: CheckContext, response: Response, case: Case) -> bool | None:

@@ -126,6 +126,7 @@ def _real_path(path: str, seeded: Seeded) -> str:
         "agent_id": seeded.agent_id,
         "run_id": seeded.run_id,
         "artifact_id": seeded.artifact_id,
+        "webhook_id": seeded.webhook_id,
     }
     return _PARAM.sub(lambda match: values[match.group(1)], path)
 

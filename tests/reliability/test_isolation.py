@@ -57,6 +57,7 @@ def _path_of(template: str, seeded: Seeded) -> str:
         "agent_id": seeded.agent_id,
         "run_id": seeded.run_id,
         "artifact_id": seeded.artifact_id,
+        "webhook_id": seeded.webhook_id,
     }
     return _PARAM.sub(lambda match: values[match.group(1)], template)
 
@@ -91,6 +92,7 @@ async def test_another_accounts_key_gets_404_on_every_record_operation(
         "space owner",
         "agent owner",
         "seeded prompt owner",
+        "owner.hooks.example.invalid",
         owner.agent_id,
     ]
     for method, template in operations:
@@ -115,7 +117,8 @@ async def test_another_accounts_key_gets_404_on_every_record_operation(
     assert_error(usage, 404)
 
     # Lists never show the owner's records.
-    for path in ("/api/v1/domains", "/api/v1/spaces", "/v1/agents", RUNS, "/v1/analytics/usage"):
+    lists = ("/api/v1/domains", "/api/v1/spaces", "/v1/agents", RUNS, "/v1/analytics/usage")
+    for path in (*lists, "/v1/webhooks", "/v1/webhooks/deliveries"):
         listing = await client.get(path, headers=intruder.headers)
         assert listing.status_code == 200, listing.text
         for secret in secrets_of_owner:

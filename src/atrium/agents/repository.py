@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import select
+from sqlalchemy import Connection, select
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.ext.asyncio import AsyncSession
 
@@ -13,6 +14,25 @@ from atrium.agents.config import AGENT_ID_PATTERN
 from atrium.db.models import Agent
 from atrium.db.models.agent import DEFAULT_AGENT_PREDICATE
 from atrium.kit.time import utcnow
+
+
+@dataclass(frozen=True, slots=True)
+class AgentForRun:
+    id: str
+    config: dict[str, Any]
+
+
+def run_agent(conn: Connection, *, account_id: int, agent_id: str | None) -> AgentForRun | None:
+    """Id and config of the agent a new run uses: the named one unless deleted, else the
+    account's default. Synchronous (`Database.point_read`): runs on every run creation."""
+    if agent_id is not None and not AGENT_ID_PATTERN.match(agent_id):
+        return None
+    query = select(Agent.id, Agent.config).where(
+        Agent.account_id == account_id, Agent.deleted_at.is_(None)
+    )
+    query = query.where(Agent.is_default if agent_id is None else Agent.id == agent_id)
+    row = conn.execute(query).first()
+    return None if row is None else AgentForRun(id=row.id, config=dict(row.config))
 
 
 async def get_live(session: AsyncSession, *, account_id: int, agent_id: str) -> Agent | None:

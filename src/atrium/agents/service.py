@@ -94,13 +94,3 @@ async def get_or_create_default_agent(session: AsyncSession, *, account_id: int)
     if agent is None:  # pragma: no cover - the insert above or a concurrent one made it
         raise RuntimeError("the default agent could not be created")
     return agent
-
-
-async def resolve_agent_for_run(
-    session: AsyncSession, *, account_id: int, agent_id: str | None
-) -> Agent:
-    """The named agent of the account (NotFound if unknown, deleted or foreign; error
-    details.parameter = "agent_id"), or the account's default agent, created on demand."""
-    if agent_id is None:
-        return await get_or_create_default_agent(session, account_id=account_id)
-    return await get_agent(session, account_id=account_id, agent_id=agent_id)

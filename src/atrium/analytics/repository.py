@@ -10,6 +10,7 @@ from typing import SupportsInt, cast
 from sqlalchemy import ColumnElement, Table, and_, func, or_, select
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.ext.asyncio import AsyncSession
+from sqlalchemy.orm import Session
 
 from atrium.db.models import Agent, AgentUsageDaily
 
@@ -38,8 +39,8 @@ class AgentUsage:
     counters: dict[str, int]
 
 
-async def add_usage(
-    session: AsyncSession,
+def add_usage(
+    session: Session,
     *,
     account_id: int,
     agent_id: str,
@@ -62,7 +63,7 @@ async def add_usage(
         index_elements=[table.c.account_id, table.c.day, table.c.agent_id],
         set_={name: table.c[name] + statement.excluded[name] for name in COUNTERS},
     )
-    await session.execute(statement)
+    session.execute(statement)
 
 
 def _as_counters(sums: Sequence[object]) -> dict[str, int]:

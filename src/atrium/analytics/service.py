@@ -7,6 +7,7 @@ import re
 from typing import Any, Final
 
 from sqlalchemy.ext.asyncio import AsyncSession
+from sqlalchemy.orm import Session
 
 from atrium.agents import repository as agents_repository
 from atrium.agents.service import agent_not_found
@@ -36,8 +37,8 @@ def parse_day(parameter: str, value: str | None) -> datetime.date | None:
         ) from None
 
 
-async def record_run_usage(
-    session: AsyncSession,
+def record_run_usage(
+    session: Session,
     *,
     account_id: int,
     agent_id: str,
@@ -48,8 +49,9 @@ async def record_run_usage(
     credits_micro: int,
     requests: int,
 ) -> None:
-    """Add one finished run (status: completed | failed | cancelled) to the rollup. Called by the
-    runs worker in the same transaction that commits the run's terminal state."""
+    """Add one finished run (status: completed | failed | cancelled) to the rollup. Called in
+    the transaction that commits the run's terminal state (synchronous: the worker's writes
+    are; an async session calls it through `run_sync`)."""
     if status not in TERMINAL_STATUSES:
         raise ValueError(f"status must be one of {', '.join(TERMINAL_STATUSES)}, not {status!r}")
     amounts = {
@@ -63,7 +65,7 @@ async def record_run_usage(
     negative = [name for name, value in amounts.items() if value < 0]
     if negative:
         raise ValueError(f"{negative[0]} must not be negative")
-    await repository.add_usage(
+    repository.add_usage(
         session,
         account_id=account_id,
         agent_id=agent_id,

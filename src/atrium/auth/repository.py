@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
-from sqlalchemy import func, select
+from sqlalchemy import Connection, Row, func, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from atrium.db.models import Account, ApiKey
@@ -18,17 +19,22 @@ async def count_accounts(session: AsyncSession) -> int:
     return int(await session.scalar(select(func.count()).select_from(Account)) or 0)
 
 
-async def get_key_with_account(
-    session: AsyncSession, key_hash: str
-) -> tuple[ApiKey, Account] | None:
-    row = (
-        await session.execute(
-            select(ApiKey, Account)
-            .join(Account, Account.id == ApiKey.account_id)
-            .where(ApiKey.key_hash == key_hash)
+def get_key_with_account(conn: Connection, key_hash: str) -> Row[*tuple[Any, ...]] | None:
+    """The key's row with its account's id and name. Every request runs it, through
+    `Database.point_read` (a unique index)."""
+    row: Row[*tuple[Any, ...]] | None = conn.execute(
+        select(
+            ApiKey.id,
+            ApiKey.key_hash,
+            ApiKey.tier,
+            ApiKey.revoked_at,
+            Account.id.label("account_id"),
+            Account.name.label("account_name"),
         )
+        .join(Account, Account.id == ApiKey.account_id)
+        .where(ApiKey.key_hash == key_hash)
     ).first()
-    return None if row is None else (row[0], row[1])
+    return row
 
 
 async def list_keys(session: AsyncSession) -> Sequence[tuple[ApiKey, Account]]:

@@ -6,6 +6,7 @@ import hmac
 from dataclasses import dataclass
 from typing import Literal
 
+from sqlalchemy import Connection
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from atrium.auth import repository
@@ -87,22 +88,22 @@ async def revoke_key(session: AsyncSession, *, key_id: int) -> ApiKey:
     return row
 
 
-async def authenticate(session: AsyncSession, *, key: str) -> Principal | None:
-    """The principal of a valid, unrevoked key; None for anything else."""
+def authenticate(conn: Connection, *, key: str) -> Principal | None:
+    """The principal of a valid, unrevoked key; None for anything else (synchronous: see
+    `Database.point_read`)."""
     if not looks_like_key(key):
         return None
     digest = hash_key(key)
-    found = await repository.get_key_with_account(session, digest)
-    if found is None:
+    row = repository.get_key_with_account(conn, digest)
+    if row is None:
         return None
-    row, account = found
     # The lookup matched on the digest already; the constant-time check keeps the comparison
     # itself free of timing signal should the lookup ever become a prefix or range scan.
     if not hmac.compare_digest(row.key_hash, digest) or row.revoked_at is not None:
         return None
     return Principal(
-        account_id=account.id,
-        account_name=account.name,
+        account_id=row.account_id,
+        account_name=row.account_name,
         key_id=row.id,
         tier="premium" if row.tier == "premium" else "standard",  # unknown tiers get the least
     )

@@ -51,6 +51,8 @@ from atrium.client.models import (
     RunStep,
     Space,
     UsageReport,
+    Webhook,
+    WebhookDelivery,
 )
 
 __all__ = [
@@ -92,4 +94,6 @@ __all__ = [
     "UnsupportedMediaTypeError",
     "UsageReport",
     "WaitTimeoutError",
+    "Webhook",
+    "WebhookDelivery",
 ]

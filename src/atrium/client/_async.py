@@ -42,6 +42,7 @@ from atrium.client.models import (
     Space,
     UsageReport,
     Webhook,
+    WebhookDeleted,
     WebhookDelivery,
 )
 
@@ -359,9 +360,12 @@ class Runs(_Resource):
         thread_id: str | None = None,
         metadata: Mapping[str, Any] | None = None,
         idempotency_key: str | None = None,
+        webhook_url: str | None = None,
     ) -> Run:
+        """Queue a run. With `webhook_url`, the finished run is POSTed there, signed with the
+        returned run's `webhook_secret` (shown only now)."""
         return await self._client.send(
-            calls.create_run(prompt, agent_id, thread_id, metadata, idempotency_key)
+            calls.create_run(prompt, agent_id, thread_id, metadata, idempotency_key, webhook_url)
         )
 
     async def get(self, run_id: str) -> Run:
@@ -472,16 +476,29 @@ class Runs(_Resource):
 
 
 class Webhooks(_Resource):
-    """`/v1/webhooks` (the server side is not built yet; shapes may change)."""
+    """`/v1/webhooks`: endpoints that receive the account's finished runs, signed."""
 
     async def create(self, url: str, *, events: list[str] | None = None) -> Webhook:
+        """Register an endpoint; the returned `secret` is shown only this once."""
         return await self._client.send(calls.create_webhook(url, events))
 
     async def list(self) -> builtins.list[Webhook]:
         return await self._client.send(calls.list_webhooks())
 
-    async def delete(self, webhook_id: str) -> None:
-        await self._client.send(calls.delete_webhook(webhook_id))
+    async def get(self, webhook_id: str) -> Webhook:
+        return await self._client.send(calls.get_webhook(webhook_id))
 
-    async def deliveries(self, webhook_id: str) -> builtins.list[WebhookDelivery]:
-        return await self._client.send(calls.webhook_deliveries(webhook_id))
+    async def delete(self, webhook_id: str) -> WebhookDeleted:
+        """Delete the endpoint and its deliveries (pending ones are never sent)."""
+        return await self._client.send(calls.delete_webhook(webhook_id))
+
+    async def deliveries(
+        self,
+        webhook_id: str | None = None,
+        *,
+        run_id: str | None = None,
+        limit: int | None = None,
+    ) -> builtins.list[WebhookDelivery]:
+        """Deliveries newest first: of one endpoint, or all of the account's (`run_id` narrows
+        them to one run, its own `webhook_url` included)."""
+        return await self._client.send(calls.webhook_deliveries(webhook_id, run_id, limit))

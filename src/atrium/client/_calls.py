@@ -25,6 +25,7 @@ from atrium.client.models import (
     Space,
     UsageReport,
     Webhook,
+    WebhookDeleted,
     WebhookDelivery,
     parse_event,
 )
@@ -164,12 +165,14 @@ def create_run(
     thread_id: str | None = None,
     metadata: Mapping[str, Any] | None = None,
     idempotency_key: str | None = None,
+    webhook_url: str | None = None,
 ) -> Call[Run]:
     body = compact(
         prompt=prompt,
         agent_id=agent_id,
         thread_id=thread_id,
         metadata=dict(metadata) if metadata is not None else None,
+        webhook_url=webhook_url,
     )
     headers = {"Idempotency-Key": idempotency_key} if idempotency_key else {}
     return Call("POST", RUNS_PREFIX, parse_model(Run), json=body, headers=headers)
@@ -228,7 +231,7 @@ def artifact_path(run_id: str, artifact_id: str) -> str:
     return f"{RUNS_PREFIX}/{run_id}/artifacts/{artifact_id}/content"
 
 
-# --- webhooks (the server side is a later issue) --------------------------------------------------
+# --- webhooks -------------------------------------------------------------------------------------
 def create_webhook(url: str, events: list[str] | None = None) -> Call[Webhook]:
     body = compact(url=url, events=events)
     return Call("POST", f"{AGENTS_PREFIX}/webhooks", parse_model(Webhook), json=body)
@@ -238,14 +241,23 @@ def list_webhooks() -> Call[list[Webhook]]:
     return Call("GET", f"{AGENTS_PREFIX}/webhooks", parse_list(Webhook))
 
 
-def _nothing(response: httpx.Response) -> None:
-    return None
+def get_webhook(webhook_id: str) -> Call[Webhook]:
+    return Call("GET", f"{AGENTS_PREFIX}/webhooks/{webhook_id}", parse_model(Webhook))
 
 
-def delete_webhook(webhook_id: str) -> Call[None]:
-    return Call("DELETE", f"{AGENTS_PREFIX}/webhooks/{webhook_id}", _nothing)
+def delete_webhook(webhook_id: str) -> Call[WebhookDeleted]:
+    path = f"{AGENTS_PREFIX}/webhooks/{webhook_id}"
+    return Call("DELETE", path, parse_model(WebhookDeleted))
 
 
-def webhook_deliveries(webhook_id: str) -> Call[list[WebhookDelivery]]:
-    path = f"{AGENTS_PREFIX}/webhooks/{webhook_id}/deliveries"
-    return Call("GET", path, parse_list(WebhookDelivery))
+def webhook_deliveries(
+    webhook_id: str | None = None, run_id: str | None = None, limit: int | None = None
+) -> Call[list[WebhookDelivery]]:
+    """Deliveries to one endpoint, or (no `webhook_id`) all of the account's, e.g. of a run."""
+    path = (
+        f"{AGENTS_PREFIX}/webhooks/{webhook_id}/deliveries"
+        if webhook_id is not None
+        else f"{AGENTS_PREFIX}/webhooks/deliveries"
+    )
+    params = compact(run_id=run_id, limit=limit)
+    return Call("GET", path, parse_list(WebhookDelivery), params=params)

@@ -41,6 +41,7 @@ from atrium.client.models import (
     Space,
     UsageReport,
     Webhook,
+    WebhookDeleted,
     WebhookDelivery,
 )
 
@@ -355,9 +356,12 @@ class Runs(_Resource):
         thread_id: str | None = None,
         metadata: Mapping[str, Any] | None = None,
         idempotency_key: str | None = None,
+        webhook_url: str | None = None,
     ) -> Run:
+        """Queue a run. With `webhook_url`, the finished run is POSTed there, signed with the
+        returned run's `webhook_secret` (shown only now)."""
         return self._client.send(
-            calls.create_run(prompt, agent_id, thread_id, metadata, idempotency_key)
+            calls.create_run(prompt, agent_id, thread_id, metadata, idempotency_key, webhook_url)
         )
 
     def get(self, run_id: str) -> Run:
@@ -462,16 +466,29 @@ class Runs(_Resource):
 
 
 class Webhooks(_Resource):
-    """`/v1/webhooks` (the server side is not built yet; shapes may change)."""
+    """`/v1/webhooks`: endpoints that receive the account's finished runs, signed."""
 
     def create(self, url: str, *, events: list[str] | None = None) -> Webhook:
+        """Register an endpoint; the returned `secret` is shown only this once."""
         return self._client.send(calls.create_webhook(url, events))
 
     def list(self) -> builtins.list[Webhook]:
         return self._client.send(calls.list_webhooks())
 
-    def delete(self, webhook_id: str) -> None:
-        self._client.send(calls.delete_webhook(webhook_id))
+    def get(self, webhook_id: str) -> Webhook:
+        return self._client.send(calls.get_webhook(webhook_id))
 
-    def deliveries(self, webhook_id: str) -> builtins.list[WebhookDelivery]:
-        return self._client.send(calls.webhook_deliveries(webhook_id))
+    def delete(self, webhook_id: str) -> WebhookDeleted:
+        """Delete the endpoint and its deliveries (pending ones are never sent)."""
+        return self._client.send(calls.delete_webhook(webhook_id))
+
+    def deliveries(
+        self,
+        webhook_id: str | None = None,
+        *,
+        run_id: str | None = None,
+        limit: int | None = None,
+    ) -> builtins.list[WebhookDelivery]:
+        """Deliveries newest first: of one endpoint, or all of the account's (`run_id` narrows
+        them to one run, its own `webhook_url` included)."""
+        return self._client.send(calls.webhook_deliveries(webhook_id, run_id, limit))

@@ -41,6 +41,7 @@ __all__ = [
     "UsageCounters",
     "UsageReport",
     "Webhook",
+    "WebhookDeleted",
     "WebhookDelivery",
     "parse_event",
 ]
@@ -225,6 +226,8 @@ class Run(_Model):
     artifacts: list[Artifact] | None = None
     billing: Billing | None = None
     error: RunError | None = None
+    # Only on the run `create` returns when it was given a `webhook_url`.
+    webhook_secret: str | None = None
 
     @property
     def finished(self) -> bool:
@@ -335,13 +338,35 @@ def parse_event(event_id: int, kind: str, data: dict[str, Any]) -> RunEvent:
     return cls.model_validate({**data, "id": event_id, "event": kind, "data": data})
 
 
-# --- webhooks (server side not built yet) --------------------------------------------------------
+# --- webhooks -------------------------------------------------------------------------------------
 class Webhook(_Model):
-    """A webhook subscription. The server's shape is not settled; unknown fields are kept."""
+    """A webhook endpoint. `secret` (`whsec_…`) is only set on the object `create` returns."""
 
-    url: str | None = None
-    events: list[str] = Field(default_factory=list)
+    webhook_id: str
+    url: str
+    events: list[str]
+    created_at: datetime
+    secret: str | None = None
+
+
+class WebhookDeleted(_Model):
+    webhook_id: str
+    deleted: bool
 
 
 class WebhookDelivery(_Model):
-    """One delivery attempt of a webhook (shape not settled; unknown fields are kept)."""
+    """One message to one endpoint; `delivery_id` is the `webhook-id` header of its attempts."""
+
+    delivery_id: str
+    webhook_id: str | None = None  # None: the run's own webhook_url
+    run_id: str
+    event: str
+    url: str
+    status: Literal["pending", "delivered", "failed"]
+    attempts: int
+    response_status: int | None = None
+    response_body: str | None = None
+    error: str | None = None
+    next_attempt_at: datetime | None = None
+    created_at: datetime
+    delivered_at: datetime | None = None

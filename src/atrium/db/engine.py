@@ -10,20 +10,27 @@ last committed state through WAL without blocking the writer.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+import asyncio
+from collections.abc import AsyncIterator, Callable
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import asynccontextmanager
-from typing import Any
+from typing import Any, TypeVar
 
-from sqlalchemy import event, text
+from sqlalchemy import Connection, Engine, create_engine, event, text
 from sqlalchemy.engine import make_url
+from sqlalchemy.exc import DBAPIError
 from sqlalchemy.ext.asyncio import (
     AsyncEngine,
     AsyncSession,
     async_sessionmaker,
     create_async_engine,
 )
+from sqlalchemy.orm import Session, sessionmaker
+from sqlalchemy.pool import NullPool
 
 from atrium.settings import Settings
+
+T = TypeVar("T")
 
 
 def is_sqlite(url: str) -> bool:
@@ -39,8 +46,23 @@ def _sqlite_engine(settings: Settings, *, writer: bool) -> AsyncEngine:
         # Parameters are account data (prompts, names, key hashes): never in an error's log line.
         hide_parameters=True,
     )
+    _configure_sqlite(engine.sync_engine, settings, writer=writer)
+    return engine
 
-    @event.listens_for(engine.sync_engine, "connect")
+
+def _sqlite_sync_writer(settings: Settings) -> Engine:
+    """The same database through the plain `sqlite3` driver, for whole transactions run in one
+    thread (see `Database.write_sync`)."""
+    url = make_url(settings.database_url).set(drivername="sqlite+pysqlite")
+    engine = create_engine(url, pool_size=1, max_overflow=0, hide_parameters=True)
+    _configure_sqlite(engine, settings, writer=True)
+    return engine
+
+
+def _configure_sqlite(
+    engine: Engine, settings: Settings, *, writer: bool, transactions: bool = True
+) -> None:
+    @event.listens_for(engine, "connect")
     def _on_connect(dbapi_connection: Any, _record: Any) -> None:
         # Let SQLAlchemy, not the driver, decide when transactions begin (see the `begin` hook).
         dbapi_connection.isolation_level = None
@@ -51,11 +73,12 @@ def _sqlite_engine(settings: Settings, *, writer: bool) -> AsyncEngine:
         cursor.execute("PRAGMA synchronous=NORMAL")
         cursor.close()
 
-    @event.listens_for(engine.sync_engine, "begin")
+    if not transactions:
+        return  # autocommit: each statement reads the latest committed state on its own
+
+    @event.listens_for(engine, "begin")
     def _on_begin(connection: Any) -> None:
         connection.exec_driver_sql("BEGIN IMMEDIATE" if writer else "BEGIN")
-
-    return engine
 
 
 class Database:
@@ -78,6 +101,12 @@ class Database:
             self.read_engine = self.write_engine
         self._writer = async_sessionmaker(self.write_engine, expire_on_commit=False)
         self._reader = async_sessionmaker(self.read_engine, expire_on_commit=False)
+        # SQLite: synchronous write transactions run whole in one thread (`write_sync`).
+        self._sync_engine: Engine | None = None
+        self._sync_writer: sessionmaker[Session] | None = None
+        self._point_reader: Connection | None = None
+        self._thread: ThreadPoolExecutor | None = None
+        self._settings = settings
 
     def session(self, *, write: bool = True) -> AsyncSession:
         """A new session; `write=False` may read from a replica-like pool (SQLite: no lock)."""
@@ -89,11 +118,80 @@ class Database:
         async with self.session() as session, session.begin():
             yield session
 
+    async def write_sync(self, work: Callable[[Session], T]) -> T:
+        """Run `work` in one write transaction, committed on success, rolled back on error.
+
+        `work` is synchronous: on SQLite the whole transaction runs in a thread of its own on
+        the plain `sqlite3` driver, one hand-off instead of several per statement (aiosqlite
+        hands every cursor, execute, fetch and close to its thread and back; under load each
+        hand-off waits for a turn of the busy event loop, and the one write connection stayed
+        busy for that long). The async write engine's single connection is held meanwhile: it
+        is the process's write token, so request transactions and these take turns instead of
+        spinning on SQLite's busy handler. On PostgreSQL `work` runs through the async session.
+        """
+        if not self.sqlite:
+            async with self.transaction() as session:
+                return await session.run_sync(work)
+        if self._sync_writer is None:
+            self._sync_engine = _sqlite_sync_writer(self._settings)
+            self._sync_writer = sessionmaker(self._sync_engine, expire_on_commit=False)
+            self._thread = ThreadPoolExecutor(1, thread_name_prefix="atrium-sqlite-writer")
+        writer = self._sync_writer
+
+        def transaction() -> T:
+            with writer() as session, session.begin():
+                return work(session)
+
+        async with self.write_engine.connect():  # the write token
+            done = asyncio.get_running_loop().run_in_executor(self._thread, transaction)
+            try:
+                return await asyncio.shield(done)
+            except asyncio.CancelledError:
+                # The thread finishes its transaction regardless; keep the token until it has.
+                await asyncio.wait([done])
+                raise
+
+    async def point_read(self, work: Callable[[Connection], T]) -> T:
+        """Run `work`: one synchronous SELECT (Core) of a few rows found through an index.
+
+        Only for point lookups bounded by an index and a LIMIT (the API key of every request,
+        a run and its events). On SQLite they run right here on the event loop, on one
+        autocommit connection of the plain `sqlite3` driver: microseconds of C, where aiosqlite
+        makes four thread hand-offs per statement (each a turn of the event loop and of the
+        GIL: a stream open spent more CPU handing off than querying). WAL readers never wait
+        for the writer. Anything that may scan goes through `session(write=False)`, off the
+        loop. On PostgreSQL `work` runs on an async connection.
+        """
+        if not self.sqlite:
+            async with self.read_engine.connect() as conn:
+                return await conn.run_sync(work)
+        if self._point_reader is None:
+            url = make_url(self.url).set(drivername="sqlite+pysqlite")
+            engine = create_engine(url, poolclass=NullPool, hide_parameters=True)
+            _configure_sqlite(engine, self._settings, writer=False, transactions=False)
+            self._point_reader = engine.connect().execution_options(isolation_level="AUTOCOMMIT")
+        try:
+            return work(self._point_reader)
+        except DBAPIError:
+            reader, self._point_reader = self._point_reader, None  # a fresh one next time
+            reader.invalidate()
+            raise
+
     async def ping(self) -> None:
         async with self.read_engine.connect() as conn:
             await conn.execute(text("SELECT 1"))
 
     async def dispose(self) -> None:
+        if self._thread is not None:
+            self._thread.shutdown(wait=True)
+            self._thread = None
+        if self._sync_engine is not None:
+            self._sync_engine.dispose()
+            self._sync_engine = self._sync_writer = None
+        if self._point_reader is not None:
+            self._point_reader.close()
+            self._point_reader.engine.dispose()
+            self._point_reader = None
         await self.write_engine.dispose()
         if self.read_engine is not self.write_engine:
             await self.read_engine.dispose()

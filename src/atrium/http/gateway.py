@@ -8,8 +8,11 @@ anonymous limit, so a 401 carries the headers too (and guessing keys is rate lim
 
 from __future__ import annotations
 
+import functools
+
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from atrium.auth.keys import looks_like_key
 from atrium.auth.service import Principal, authenticate
 from atrium.db.engine import Database
 from atrium.errors import PayloadTooLarge, RateLimited, Unauthorized, UnsupportedMediaType
@@ -95,8 +98,9 @@ class GatewayMiddleware:
         key = _bearer(scope)
         if key is None:
             return None
-        async with self.db.session(write=False) as session:
-            return await authenticate(session, key=key)
+        if not looks_like_key(key):
+            return None  # no query for what cannot be a key
+        return await self.db.point_read(functools.partial(authenticate, key=key))
 
     def _check_body_headers(
         self, scope: Scope, group: Group

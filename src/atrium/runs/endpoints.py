@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from collections.abc import AsyncIterator
 from typing import Annotated, Any
 from urllib.parse import quote
@@ -10,6 +11,7 @@ from fastapi import APIRouter, Depends, Header, Query, Request, Response, status
 from fastapi.responses import JSONResponse
 from sse_starlette import EventSourceResponse
 
+from atrium.db.models import Artifact
 from atrium.errors import InvalidParameter
 from atrium.http.deps import CurrentPrincipal, DatabaseDep, SessionDep, SettingsDep
 from atrium.runs import presenters, repository, service
@@ -18,6 +20,7 @@ from atrium.runs.events import stored_event_message
 from atrium.runs.limits import StreamSlotsDep
 from atrium.runs.schemas import ArtifactList, EventList, EventOut, RunCreate, RunList, RunOut
 from atrium.runs.stream import RunEventStream, sse_frame
+from atrium.worker.batcher import WriteBatcher
 
 # A body sent without Content-Type is read as JSON (what this group takes); the gateway already
 # answers 415 for any other declared type.
@@ -30,6 +33,14 @@ async def get_broker(request: Request) -> Broker:  # async: no thread hop (see h
 
 
 BrokerDep = Annotated[Broker, Depends(get_broker)]
+
+
+async def get_writer(request: Request) -> WriteBatcher:
+    writer: WriteBatcher = request.app.state.writer
+    return writer
+
+
+WriterDep = Annotated[WriteBatcher, Depends(get_writer)]
 _RUN_RESPONSE = {"response_model": RunOut, "response_model_exclude_unset": True}
 _Responses = dict[int | str, dict[str, Any]]
 _IDEMPOTENCY_CONFLICT: _Responses = {409: {"description": "`Idempotency-Key` reused, other body."}}
@@ -45,7 +56,8 @@ _ALREADY_FINISHED: _Responses = {409: {"description": "The run is already finish
 async def create_run(
     body: RunCreate,
     response: Response,
-    session: SessionDep,
+    db: DatabaseDep,
+    writer: WriterDep,
     principal: CurrentPrincipal,
     settings: SettingsDep,
     broker: BrokerDep,
@@ -54,19 +66,27 @@ async def create_run(
     """Queue a run of `prompt` by an agent (default: the account's default agent), in a new
     thread or in `thread_id`. The response carries the URLs to poll and stream. With an
     `Idempotency-Key` header, repeating the same request returns the same run
-    (`Idempotent-Replayed: true`); the same key with another body is a 409."""
+    (`Idempotent-Replayed: true`); the same key with another body is a 409. With
+    `webhook_url`, the finished run is also POSTed there, signed with the `webhook_secret` this
+    response carries (docs/webhooks.md)."""
     created = await service.create_run(
-        session,
+        db=db,
+        writer=writer,
         settings=settings,
         broker=broker,
         account_id=principal.account_id,
         data=body,
         idempotency_key=idempotency_key,
     )
+    artifacts: dict[str, list[Artifact]] = {}
     if created.replayed:
         response.headers["Idempotent-Replayed"] = "true"
-    artifacts = await service.artifacts_of(session, [created.run])
-    return presenters.run_out(settings, created.run, artifacts.get(created.run.id, []))
+        async with db.session(write=False) as session:
+            artifacts = await service.artifacts_of(session, [created.run])
+    out = presenters.run_out(settings, created.run, artifacts.get(created.run.id, []))
+    if created.run.webhook_secret is not None:
+        out.webhook_secret = created.run.webhook_secret  # shown here only (docs/webhooks.md)
+    return out
 
 
 @router.get("", response_model=RunList, response_model_exclude_unset=True)
@@ -162,20 +182,21 @@ async def run_events(
     With `Accept: application/json`, the events so far as `{"data": [...]}`. A key may hold
     `ATRIUM_SSE_MAX_STREAMS_PER_KEY` streams open at once; one more is a 429."""
     after_seq = _after_seq(last_event_id)
-    # A short session: a stream may stay open for minutes and must not pin a connection.
-    async with db.session(write=False) as session:
-        run = await service.get_run(session, account_id=principal.account_id, run_id=run_id)
-        if _wants_json(request):
-            rows = await repository.events_after(session, run_id=run.id, after_seq=after_seq)
-            return JSONResponse(
-                EventList(data=[EventOut(**stored_event_message(row)) for row in rows]).model_dump(
-                    mode="json"
-                )
+    # Point lookups (no session is held: a stream may stay open for minutes).
+    found = await service.visible_run_id(db, account_id=principal.account_id, run_id=run_id)
+    if _wants_json(request):
+        rows = await db.point_read(
+            functools.partial(repository.events_after, run_id=found, after_seq=after_seq)
+        )
+        return JSONResponse(
+            EventList(data=[EventOut(**stored_event_message(row)) for row in rows]).model_dump(
+                mode="json"
             )
+        )
     stream = RunEventStream(
         db=db,
         broker=broker,
-        run_id=run.id,
+        run_id=found,
         after_seq=after_seq,
         poll_seconds=settings.sse_poll_seconds,
     )

@@ -9,17 +9,11 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Any, cast
 
-from sqlalchemy import Row, Table, and_, insert, or_, select, update
+from sqlalchemy import Connection, Row, Table, and_, insert, or_, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
-from sqlalchemy.orm import defer
+from sqlalchemy.orm import Session, defer
 
 from atrium.db.models import Artifact, Run, RunEvent, Thread
-
-
-async def get_thread(session: AsyncSession, *, account_id: int, thread_id: str) -> Thread | None:
-    return await session.scalar(
-        select(Thread).where(Thread.id == thread_id, Thread.account_id == account_id)
-    )
 
 
 async def get_run(session: AsyncSession, *, account_id: int, run_id: str) -> Run | None:
@@ -93,9 +87,10 @@ async def get_artifact(session: AsyncSession, *, run_id: str, artifact_id: str) 
     )
 
 
-async def events_after(
-    session: AsyncSession, *, run_id: str, after_seq: int, limit: int | None = None
+def events_after(
+    conn: Connection, *, run_id: str, after_seq: int, limit: int | None = None
 ) -> Sequence[Row[*tuple[Any, ...]]]:
+    """Synchronous (`Database.point_read`): an index range on (run_id, seq)."""
     # Plain rows of the table, not RunEvent objects: every stream replays, and building ORM
     # identities for rows that are only turned into JSON was a visible share of a stream's CPU.
     table = cast(Table, RunEvent.__table__)
@@ -106,7 +101,35 @@ async def events_after(
     )
     if limit is not None:
         query = query.limit(limit)
-    return (await session.execute(query)).all()
+    return conn.execute(query).all()
+
+
+def thread_id_of_account(conn: Connection, *, account_id: int, thread_id: str) -> str | None:
+    """The thread's id if the account owns it (synchronous: `Database.point_read`)."""
+    return conn.scalar(
+        select(Thread.id).where(Thread.id == thread_id, Thread.account_id == account_id)
+    )
+
+
+def run_id_of_account(conn: Connection, *, account_id: int, run_id: str) -> str | None:
+    """The run's id if the account owns it (synchronous: `Database.point_read`)."""
+    return conn.scalar(select(Run.id).where(Run.id == run_id, Run.account_id == account_id))
+
+
+def insert_run(
+    session: Session,
+    *,
+    thread: dict[str, Any] | None,
+    run: dict[str, Any],
+    event: dict[str, Any],
+) -> None:
+    """A new run (and its new thread) with its `run.queued` event: one synchronous write for
+    the write batcher (see `Database.write_sync`). The tables, not the mapped classes."""
+    if thread is not None:
+        session.execute(insert(cast(Table, Thread.__table__)), [thread])
+    row = {("metadata" if name == "run_metadata" else name): value for name, value in run.items()}
+    session.execute(insert(cast(Table, Run.__table__)), [row])
+    session.execute(insert(cast(Table, RunEvent.__table__)), [event])
 
 
 async def insert_events(session: AsyncSession, rows: Sequence[dict[str, Any]]) -> None:

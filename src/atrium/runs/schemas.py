@@ -20,6 +20,11 @@ class RunCreate(BaseModel):
     agent_id: str | None = Field(None, description="Agent to run; default: the account's default.")
     thread_id: str | None = Field(None, description="Thread to continue; default: a new thread.")
     metadata: dict[str, Any] | None = Field(None, description="Free-form JSON kept with the run.")
+    webhook_url: str | None = Field(
+        None,
+        description="An http(s) URL that receives the finished run, signed (Standard Webhooks) "
+        "with the `webhook_secret` of the create response.",
+    )
 
 
 class Billing(BaseModel):
@@ -68,6 +73,11 @@ class RunOut(BaseModel):
     artifacts: list[ArtifactOut] | None = None
     billing: Billing | None = None
     error: RunError | None = None
+    webhook_secret: str | None = Field(
+        None,
+        description="`whsec_…`: signs the deliveries to `webhook_url`. Only in the create "
+        "response (and its idempotent replay) of a run created with a `webhook_url`.",
+    )
 
 
 class RunList(BaseModel):

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import functools
 import hashlib
 import json
 import re
@@ -20,9 +21,12 @@ from typing import Any
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from atrium.agents.service import resolve_agent_for_run
+from atrium.agents import repository as agents_repository
+from atrium.agents.repository import AgentForRun
+from atrium.agents.service import agent_not_found, get_or_create_default_agent
 from atrium.analytics.service import record_run_usage
-from atrium.db.models import Artifact, Run, Thread
+from atrium.db.engine import Database
+from atrium.db.models import Artifact, Run
 from atrium.errors import Conflict, InvalidParameter, NotFound
 from atrium.kit.ids import new_id
 from atrium.kit.time import as_utc, utcnow
@@ -31,6 +35,9 @@ from atrium.runs.broker import Broker
 from atrium.runs.hooks import after_commit
 from atrium.runs.schemas import STATUSES, TERMINAL_STATUSES, RunCreate
 from atrium.settings import Settings
+from atrium.webhooks import outbox, signing
+from atrium.webhooks.service import checked_url
+from atrium.worker.batcher import WriteBatcher
 
 MAX_IDEMPOTENCY_KEY = 200
 MAX_ID_LENGTH = 40
@@ -49,7 +56,9 @@ def _not_found(run_id: str) -> NotFound:
 
 
 def _request_hash(data: RunCreate) -> str:
-    canonical = json.dumps(data.model_dump(), sort_keys=True, separators=(",", ":"), default=str)
+    # Without a webhook_url the body hashes as before the field existed (stored keys still match).
+    body = data.model_dump(exclude={"webhook_url"} if data.webhook_url is None else None)
+    canonical = json.dumps(body, sort_keys=True, separators=(",", ":"), default=str)
     return hashlib.sha256(canonical.encode()).hexdigest()
 
 
@@ -114,31 +123,48 @@ def _replay(existing: Run, request_hash: str) -> CreatedRun:
 
 
 async def create_run(
-    session: AsyncSession,
     *,
+    db: Database,
+    writer: WriteBatcher,
     settings: Settings,
     broker: Broker,
     account_id: int,
     data: RunCreate,
     idempotency_key: str | None,
 ) -> CreatedRun:
-    """Queue a run. The same Idempotency-Key and body return the first run again."""
+    """Queue a run. The same Idempotency-Key and body return the first run again.
+
+    The lookups are point reads and the rows (thread, run, `run.queued` event) one synchronous
+    write handed to the process's write batcher: a burst of creates commits in a few
+    transactions instead of holding the one SQLite writer for a request each. No connection is
+    held while the write waits for its batch (on PostgreSQL the batch needs one of the pool's).
+    """
     prompt = _checked_prompt(settings, data.prompt)
     metadata = _checked_metadata(settings, data.metadata)
+    webhook_url = (
+        checked_url(settings, data.webhook_url, parameter="webhook_url")
+        if data.webhook_url is not None
+        else None
+    )
     key = _checked_idempotency_key(idempotency_key)
     request_hash = _request_hash(data) if key is not None else None
     if key is not None and request_hash is not None:
-        existing = await repository.get_run_by_idempotency_key(
-            session, account_id=account_id, key=key
-        )
+        existing = await _run_by_idempotency_key(db, account_id=account_id, key=key)
         if existing is not None:
             return _replay(existing, request_hash)
 
-    agent = await resolve_agent_for_run(session, account_id=account_id, agent_id=data.agent_id)
+    agent = await _agent_for_run(db, account_id=account_id, agent_id=data.agent_id)
     now = utcnow()
+    new_thread: dict[str, Any] | None = None
     if data.thread_id is not None:
         thread = (
-            await repository.get_thread(session, account_id=account_id, thread_id=data.thread_id)
+            await db.point_read(
+                functools.partial(
+                    repository.thread_id_of_account,
+                    account_id=account_id,
+                    thread_id=data.thread_id,
+                )
+            )
             if _ID.match(data.thread_id)
             else None
         )
@@ -146,63 +172,78 @@ async def create_run(
             raise NotFound(
                 f"no thread with id {data.thread_id!r}", details={"parameter": "thread_id"}
             )
-        thread_id = thread.id
+        thread_id = thread
     else:
         thread_id = new_id("thr")
-        session.add(Thread(id=thread_id, account_id=account_id, created_at=now, updated_at=now))
-        # No relationship tells the unit of work that the thread must be inserted first.
-        await session.flush()
+        new_thread = {
+            "id": thread_id,
+            "account_id": account_id,
+            "active_run_id": None,
+            "created_at": now,
+            "updated_at": now,
+        }
 
     config = dict(agent.config)
-    run = Run(
-        id=new_id("run"),
-        account_id=account_id,
-        thread_id=thread_id,
-        agent_id=agent.id,
-        model=str(config.get("model", "atrium:offline")),
-        agent_config=config,
-        status="queued",
-        prompt=prompt,
-        run_metadata=metadata,
-        idempotency_key=key,
-        request_hash=request_hash,
-        attempts=0,
-        cancel_requested=False,
-        last_event_seq=1,
-        input_tokens=0,
-        output_tokens=0,
-        requests=0,
-        tool_calls=0,
-        credits_micro=0,
-        created_at=now,
+    values: dict[str, Any] = {
+        "id": new_id("run"),
+        "account_id": account_id,
+        "thread_id": thread_id,
+        "agent_id": agent.id,
+        "model": str(config.get("model", "atrium:offline")),
+        "agent_config": config,
+        "status": "queued",
+        "prompt": prompt,
+        "run_metadata": metadata,
+        "idempotency_key": key,
+        "request_hash": request_hash,
+        "webhook_url": webhook_url,
+        "webhook_secret": signing.new_secret() if webhook_url is not None else None,
+        "attempts": 0,
+        "cancel_requested": False,
+        "last_event_seq": 1,
+        "input_tokens": 0,
+        "output_tokens": 0,
+        "requests": 0,
+        "tool_calls": 0,
+        "credits_micro": 0,
+        "created_at": now,
+    }
+    row = events.event_row(values["id"], 1, events.QUEUED, {"status": "queued"}, now)
+    try:
+        await writer.write_sync(
+            functools.partial(repository.insert_run, thread=new_thread, run=values, event=row)
+        )
+    except IntegrityError:
+        if key is None or request_hash is None:
+            raise
+        # Another request with this Idempotency-Key committed first.
+        existing = await _run_by_idempotency_key(db, account_id=account_id, key=key)
+        if existing is None:
+            raise
+        return _replay(existing, request_hash)
+    broker.publish_events(values["id"], [events.event_message(row)])
+    broker.wake_workers()
+    return CreatedRun(Run(**values), replayed=False)
+
+
+async def _run_by_idempotency_key(db: Database, *, account_id: int, key: str) -> Run | None:
+    async with db.session(write=False) as session:
+        return await repository.get_run_by_idempotency_key(session, account_id=account_id, key=key)
+
+
+async def _agent_for_run(db: Database, *, account_id: int, agent_id: str | None) -> AgentForRun:
+    agent = await db.point_read(
+        functools.partial(agents_repository.run_agent, account_id=account_id, agent_id=agent_id)
     )
-    if key is None or request_hash is None:
-        session.add(run)
-        await session.flush()
-    else:
-        try:
-            # A savepoint, so losing an Idempotency-Key race leaves the transaction usable.
-            async with session.begin_nested():
-                session.add(run)
-                await session.flush()
-        except IntegrityError:
-            existing = await repository.get_run_by_idempotency_key(
-                session, account_id=account_id, key=key
-            )
-            if existing is None:
-                raise
-            return _replay(existing, request_hash)
-
-    row = events.event_row(run.id, 1, events.QUEUED, {"status": "queued"}, now)
-    await repository.insert_events(session, [row])
-    message = events.event_message(row)
-
-    def announce() -> None:
-        broker.publish_events(run.id, [message])
-        broker.wake_workers()
-
-    after_commit(session, announce)
-    return CreatedRun(run, replayed=False)
+    if agent is not None:
+        return agent
+    if agent_id is not None:
+        raise agent_not_found(agent_id)
+    # The account's first run without an agent: create the default one (a write, so not in
+    # the request's read session).
+    async with db.transaction() as write:
+        created = await get_or_create_default_agent(write, account_id=account_id)
+        return AgentForRun(id=created.id, config=dict(created.config))
 
 
 async def get_run(session: AsyncSession, *, account_id: int, run_id: str) -> Run:
@@ -214,6 +255,20 @@ async def get_run(session: AsyncSession, *, account_id: int, run_id: str) -> Run
     if run is None:
         raise _not_found(run_id)
     return run
+
+
+async def visible_run_id(db: Database, *, account_id: int, run_id: str) -> str:
+    """`run_id` if the account owns such a run (a point lookup, see `Database.point_read`)."""
+    found = (
+        await db.point_read(
+            functools.partial(repository.run_id_of_account, account_id=account_id, run_id=run_id)
+        )
+        if _ID.match(run_id)
+        else None
+    )
+    if found is None:
+        raise _not_found(run_id)
+    return found
 
 
 async def artifacts_of(session: AsyncSession, runs: Sequence[Run]) -> dict[str, list[Artifact]]:
@@ -292,16 +347,28 @@ async def _record_cancelled_in_queue(
     payload = {"status": "cancelled", "billing": _zero_billing()}
     row = events.event_row(run.id, seq, events.CANCELLED, payload, now)
     await repository.insert_events(session, [row])
-    await record_run_usage(
-        session,
-        account_id=run.account_id,
-        agent_id=run.agent_id,
-        day=now.date(),
-        status="cancelled",
-        input_tokens=0,
-        output_tokens=0,
-        credits_micro=0,
-        requests=0,
+    await session.run_sync(
+        functools.partial(
+            record_run_usage,
+            account_id=run.account_id,
+            agent_id=run.agent_id,
+            day=now.date(),
+            status="cancelled",
+            input_tokens=0,
+            output_tokens=0,
+            credits_micro=0,
+            requests=0,
+        )
+    )
+    webhooks = await session.run_sync(
+        functools.partial(
+            outbox.record_run_outcome,
+            account_id=run.account_id,
+            run_id=run.id,
+            status="cancelled",
+            run_webhook_url=run.webhook_url,
+            now=now,
+        )
     )
     message = events.event_message(row)
 
@@ -309,6 +376,8 @@ async def _record_cancelled_in_queue(
         broker.publish_events(run.id, [message])
         # The thread's next run may have been waiting behind this one.
         broker.wake_workers()
+        if webhooks:
+            outbox.wake_senders()
 
     after_commit(session, announce)
 

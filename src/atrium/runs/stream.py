@@ -9,6 +9,7 @@ broker makes streams fast, never correct. No database session is held while wait
 from __future__ import annotations
 
 import asyncio
+import functools
 import json
 from collections.abc import AsyncIterator
 from typing import Any
@@ -75,10 +76,14 @@ class RunEventStream:
     async def _replay(self) -> list[dict[str, Any]]:
         replayed: list[dict[str, Any]] = []
         while not self.finished:
-            async with self.db.session(write=False) as session:
-                rows = await repository.events_after(
-                    session, run_id=self.run_id, after_seq=self.last_seq, limit=_REPLAY_BATCH
+            rows = await self.db.point_read(
+                functools.partial(
+                    repository.events_after,
+                    run_id=self.run_id,
+                    after_seq=self.last_seq,
+                    limit=_REPLAY_BATCH,
                 )
+            )
             replayed.extend(self._accept(events.stored_event_message(row)) for row in rows)
             if len(rows) < _REPLAY_BATCH:
                 break

@@ -5,6 +5,11 @@ so rather than every run taking the write connection for each checkpoint, claim 
 one task drains a queue of write operations and runs each batch in a single transaction. Should
 one operation fail, the batch is rolled back and its operations run again one transaction each,
 so a failing operation never undoes the others. On PostgreSQL it also means fewer commits.
+
+Operations are synchronous functions of a `Session` (`write_sync`, the hot paths: their whole
+transaction runs in one hand-off to SQLite's writer thread, see `Database.write_sync`) or
+coroutines of an `AsyncSession` (`write`). A batch keeps submission order: consecutive
+operations of one kind share a transaction.
 """
 
 from __future__ import annotations
@@ -16,12 +21,15 @@ from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
 
 from sqlalchemy.ext.asyncio import AsyncSession
+from sqlalchemy.orm import Session
 
 from atrium.db.engine import Database
 
 log = logging.getLogger("atrium.worker")
 T = TypeVar("T")
 WriteOperation = Callable[[AsyncSession], Awaitable[Any]]
+SyncWriteOperation = Callable[[Session], Any]
+_Item = tuple[Any, "asyncio.Future[Any]", bool]  # operation, its result, synchronous?
 _MAX_BATCH = 256
 _STOP = object()
 
@@ -34,6 +42,9 @@ class WriteBatcher:
         self._stopping = False
 
     def start(self) -> None:
+        # A stopped batcher may start again (an app's lifespan can run more than once).
+        self._stopping = False
+        self._queue = asyncio.Queue()
         self._task = asyncio.create_task(self._drain(), name="atrium-write-batcher")
 
     async def stop(self) -> None:
@@ -54,21 +65,32 @@ class WriteBatcher:
             if item is not _STOP and not item[1].done():
                 item[1].set_exception(RuntimeError("the worker is stopping"))
 
+    def _enqueue(self, operation: Any, *, sync: bool) -> asyncio.Future[Any]:
+        if self._stopping:
+            raise RuntimeError("the worker is stopping")
+        future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
+        self._queue.put_nowait((operation, future, sync))
+        return future
+
     def submit(self, operation: Callable[[AsyncSession], Awaitable[T]]) -> asyncio.Future[T]:
         """Queue `operation` now, in call order, for the next batch; its result once committed.
 
         Queuing happens before the caller's next await, so writes commit in the order they were
         submitted: a run's events must never commit after its terminal event.
         """
-        if self._stopping:
-            raise RuntimeError("the worker is stopping")
-        future: asyncio.Future[T] = asyncio.get_running_loop().create_future()
-        self._queue.put_nowait((operation, future))
-        return future
+        return self._enqueue(operation, sync=False)
+
+    def submit_sync(self, operation: Callable[[Session], T]) -> asyncio.Future[T]:
+        """`submit` for a synchronous operation (see the module docstring)."""
+        return self._enqueue(operation, sync=True)
 
     async def write(self, operation: Callable[[AsyncSession], Awaitable[T]]) -> T:
         """Run `operation` in the next batch's transaction; its result once that committed."""
         return await self.submit(operation)
+
+    async def write_sync(self, operation: Callable[[Session], T]) -> T:
+        """`write` for a synchronous operation (see the module docstring)."""
+        return await self.submit_sync(operation)
 
     async def _drain(self) -> None:
         while True:
@@ -83,16 +105,23 @@ class WriteBatcher:
                     stop = True
                     break
                 batch.append(item)
-            await self._commit(batch)
+            # Consecutive operations of one kind share a transaction, in submission order.
+            start = 0
+            for index in range(1, len(batch) + 1):
+                if index == len(batch) or batch[index][2] != batch[start][2]:
+                    await self._commit(batch[start:index])
+                    start = index
             if stop:
                 return
 
-    async def _commit(self, batch: list[tuple[WriteOperation, asyncio.Future[Any]]]) -> None:
-        pending = [(operation, future) for operation, future in batch if not future.done()]
+    async def _commit(self, batch: list[_Item]) -> None:
+        pending = [(operation, future) for operation, future, _sync in batch if not future.done()]
+        if not pending:
+            return
+        run = self._run_sync if batch[0][2] else self._run_async
         if len(pending) > 1:
             try:
-                async with self.db.transaction() as session:
-                    results = [await operation(session) for operation, _future in pending]
+                results = await run([operation for operation, _future in pending])
             except Exception:
                 log.warning("a batch of %d worker writes failed; retrying one by one", len(pending))
             else:
@@ -102,11 +131,17 @@ class WriteBatcher:
                 return
         for operation, future in pending:
             try:
-                async with self.db.transaction() as session:
-                    result = await operation(session)
+                (result,) = await run([operation])
             except Exception as exc:
                 if not future.done():
                     future.set_exception(exc)
             else:
                 if not future.done():
                     future.set_result(result)
+
+    async def _run_async(self, operations: list[WriteOperation]) -> list[Any]:
+        async with self.db.transaction() as session:
+            return [await operation(session) for operation in operations]
+
+    async def _run_sync(self, operations: list[SyncWriteOperation]) -> list[Any]:
+        return await self.db.write_sync(lambda session: [op(session) for op in operations])

@@ -11,7 +11,7 @@ import logging
 from typing import Any
 
 from pydantic_ai import CancellationToken
-from sqlalchemy.ext.asyncio import AsyncSession
+from sqlalchemy.orm import Session
 
 from atrium.analytics.service import record_run_usage
 from atrium.db.engine import Database
@@ -22,6 +22,7 @@ from atrium.runs.presenters import MICRO
 from atrium.runtime.billing import credits_micro
 from atrium.runtime.executor import RunOutcome, RunSpec, Runtime, history_from_json
 from atrium.settings import Settings
+from atrium.webhooks import outbox
 from atrium.worker import queue
 from atrium.worker.batcher import WriteBatcher
 from atrium.worker.queue import ClaimedRun
@@ -77,18 +78,11 @@ class RunExecution:
         if self.recorder.cancel_requested:
             return RunOutcome(status="cancelled")
         try:
-            async with self.db.session(write=False) as session:
-                stored = await queue.thread_history(
-                    session,
-                    thread_id=self.claim.thread_id,
-                    run_id=self.claim.run_id,
-                    created_at=self.claim.created_at,
-                )
             spec = RunSpec(
                 run_id=self.claim.run_id,
                 prompt=self.claim.prompt,
                 config=self.claim.config,
-                history=history_from_json(stored),
+                history=history_from_json(self.claim.history),
             )
             return await self.runtime.execute(spec, self.recorder, self.cancellation)
         except LeaseLost:
@@ -140,13 +134,14 @@ class RunExecution:
             "last_event_seq": rows[-1]["seq"],
         }
         owner = self.owner
+        recorded = [0]
 
-        async def write(session: AsyncSession) -> bool:
-            if not await queue.finish(session, run_id=claim.run_id, owner=owner, values=values):
+        def write(session: Session) -> bool:
+            if not queue.finish(session, run_id=claim.run_id, owner=owner, values=values):
                 return False
-            await queue.insert_events(session, rows)
-            await queue.release_thread(session, thread_id=claim.thread_id, run_id=claim.run_id)
-            await record_run_usage(
+            queue.insert_events(session, rows)
+            queue.release_thread(session, thread_id=claim.thread_id, run_id=claim.run_id)
+            record_run_usage(
                 session,
                 account_id=claim.account_id,
                 agent_id=claim.agent_id,
@@ -157,9 +152,20 @@ class RunExecution:
                 credits_micro=micro,
                 requests=outcome.requests,
             )
+            # The webhook outbox: deliveries exist exactly when the terminal state committed.
+            recorded[0] = outbox.record_run_outcome(
+                session,
+                account_id=claim.account_id,
+                run_id=claim.run_id,
+                status=outcome.status,
+                run_webhook_url=claim.webhook_url,
+                now=now,
+            )
             return True
 
-        if not await self.batcher.write(write):
+        if not await self.batcher.write_sync(write):
             self.recorder.lost = True
             return
         self.recorder.publish(rows)
+        if recorded[0]:
+            outbox.wake_senders()

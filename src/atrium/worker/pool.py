@@ -17,7 +17,7 @@ import secrets
 import socket
 from typing import Any
 
-from sqlalchemy.ext.asyncio import AsyncSession
+from sqlalchemy.orm import Session
 
 from atrium.analytics.service import record_run_usage
 from atrium.db.engine import Database
@@ -26,6 +26,8 @@ from atrium.runs import events
 from atrium.runs.broker import Broker
 from atrium.runtime.executor import Runtime
 from atrium.settings import Settings
+from atrium.webhooks import outbox
+from atrium.webhooks.sender import WebhookSender
 from atrium.worker import queue
 from atrium.worker.batcher import WriteBatcher
 from atrium.worker.execution import RunExecution
@@ -46,7 +48,13 @@ class WorkerPool:
     """Executes up to `worker_concurrency` runs at once in this process."""
 
     def __init__(
-        self, *, settings: Settings, db: Database, broker: Broker, runtime: Runtime | None = None
+        self,
+        *,
+        settings: Settings,
+        db: Database,
+        broker: Broker,
+        runtime: Runtime | None = None,
+        batcher: WriteBatcher | None = None,
     ) -> None:
         self.settings = settings
         self.db = db
@@ -58,10 +66,17 @@ class WorkerPool:
         self._loops: list[asyncio.Task[None]] = []
         self._wake = asyncio.Event()
         self._lock_rows = not db.sqlite
-        self.batcher = WriteBatcher(db)
+        # Shared with the API in `atrium serve` (the app starts and stops it); owned otherwise.
+        self._owns_batcher = batcher is None
+        self.batcher = batcher or WriteBatcher(db)
+        # Webhook deliveries of finished runs, sent by every process that executes runs.
+        self.webhooks = WebhookSender(
+            settings=settings, db=db, batcher=self.batcher, lock_rows=self._lock_rows
+        )
 
     async def start(self) -> None:
-        self.batcher.start()
+        if self._owns_batcher:
+            self.batcher.start()
         self.broker.on_wake(self.wake)
         self.broker.on_cancel(self._cancel)
         self._loops = [
@@ -69,16 +84,19 @@ class WorkerPool:
             asyncio.create_task(self._heartbeat_loop(), name="atrium-heartbeat"),
             asyncio.create_task(self._recovery_loop(), name="atrium-recovery"),
         ]
+        self.webhooks.start()
 
     async def stop(self) -> None:
         """Stop claiming, stop the runs in progress and hand them back to the queue."""
         for task in self._loops:
             task.cancel()
         await asyncio.gather(*self._loops, return_exceptions=True)
+        await self.webhooks.stop()
         for task in list(self._run_tasks):
             task.cancel()
         await asyncio.gather(*self._run_tasks, return_exceptions=True)
-        await self.batcher.stop()
+        if self._owns_batcher:
+            await self.batcher.stop()
         # Whatever this worker still holds (runs in progress, a claim that committed as the
         # claim loop was cancelled) goes back to the queue now rather than after its lease.
         async with self.db.session(write=False) as session:
@@ -121,12 +139,12 @@ class WorkerPool:
     async def _claim(self, limit: int) -> list[queue.ClaimedRun]:
         owner, lease, lock_rows = self.owner, self.settings.run_lease_seconds, self._lock_rows
 
-        async def write(session: AsyncSession) -> list[queue.ClaimedRun]:
-            return await queue.claim(
+        def write(session: Session) -> list[queue.ClaimedRun]:
+            return queue.claim(
                 session, owner=owner, limit=limit, lease_seconds=lease, lock_rows=lock_rows
             )
 
-        claimed = await self.batcher.write(write)
+        claimed = await self.batcher.write_sync(write)
         for claim in claimed:
             execution = RunExecution(
                 db=self.db,
@@ -165,7 +183,7 @@ class WorkerPool:
                 lease_seconds=self.settings.run_lease_seconds,
             )
             try:
-                held = await self.batcher.write(renew)
+                held = await self.batcher.write_sync(renew)
             except Exception:
                 log.exception("renewing leases failed")
                 continue
@@ -206,18 +224,22 @@ class WorkerPool:
     async def _requeue(
         self, run_id: str, *, owner: str | None, expired_before: Any, reason: str
     ) -> int:
-        async with self.db.transaction() as session:
-            seq = await queue.requeue(
-                session, run_id=run_id, owner=owner, expired_before=expired_before
-            )
+        def write(session: Session) -> dict[str, Any] | None:
+            seq = queue.requeue(session, run_id=run_id, owner=owner, expired_before=expired_before)
             if seq is None:
-                return 0
-            thread_id = await queue.thread_of(session, run_id=run_id)
-            await queue.release_thread(session, thread_id=thread_id, run_id=run_id)
+                return None
+            thread_id = queue.thread_of(session, run_id=run_id)
+            queue.release_thread(session, thread_id=thread_id, run_id=run_id)
             row = events.event_row(
                 run_id, seq, events.QUEUED, {"status": "queued", "reason": reason}, utcnow()
             )
-            await queue.insert_events(session, [row])
+            queue.insert_events(session, [row])
+            return row
+
+        # Not through the batcher: `stop` hands runs back after the batcher has stopped.
+        row = await self.db.write_sync(write)
+        if row is None:
+            return 0
         log.warning("run %s re-queued (%s)", run_id, reason)
         self.broker.publish_events(run_id, [events.event_message(row)])
         return 1
@@ -228,27 +250,25 @@ class WorkerPool:
             "code": "WORKER_LOST",
             "message": f"the run's worker stopped responding on each of {run.attempts} attempts",
         }
-        async with self.db.transaction() as session:
-            seq = await queue.fail_expired(
-                session,
-                run_id=run.run_id,
-                owner=run.lease_owner,
-                now=now,
-                values={
-                    "status": "failed",
-                    "error_code": error["code"],
-                    "error_message": error["message"],
-                    "finished_at": now,
-                },
+        values = {
+            "status": "failed",
+            "error_code": error["code"],
+            "error_message": error["message"],
+            "finished_at": now,
+        }
+
+        def write(session: Session) -> tuple[dict[str, Any], int] | None:
+            seq = queue.fail_expired(
+                session, run_id=run.run_id, owner=run.lease_owner, now=now, values=values
             )
             if seq is None:
-                return 0
-            await queue.release_thread(session, thread_id=run.thread_id, run_id=run.run_id)
+                return None
+            queue.release_thread(session, thread_id=run.thread_id, run_id=run.run_id)
             payload = {"status": "failed", "error": error, "billing": _ZERO_BILLING}
             row = events.event_row(run.run_id, seq, events.FAILED, payload, now)
-            await queue.insert_events(session, [row])
+            queue.insert_events(session, [row])
             # What the lost attempts consumed is unknown: the run is counted, with no usage.
-            await record_run_usage(
+            record_run_usage(
                 session,
                 account_id=run.account_id,
                 agent_id=run.agent_id,
@@ -259,6 +279,22 @@ class WorkerPool:
                 credits_micro=0,
                 requests=0,
             )
+            webhooks = outbox.record_run_outcome(
+                session,
+                account_id=run.account_id,
+                run_id=run.run_id,
+                status="failed",
+                run_webhook_url=queue.webhook_url_of(session, run_id=run.run_id),
+                now=now,
+            )
+            return row, webhooks
+
+        done = await self.db.write_sync(write)
+        if done is None:
+            return 0
+        row, webhooks = done
         log.error("run %s failed: WORKER_LOST after %d attempts", run.run_id, run.attempts)
         self.broker.publish_events(run.run_id, [events.event_message(row)])
+        if webhooks:
+            self.webhooks.wake()
         return 1

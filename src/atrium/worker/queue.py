@@ -1,5 +1,9 @@
 """SQL of the run queue: claim with a lease, renew, checkpoint, finish, re-queue.
 
+The writes are synchronous functions of a `Session`: the write batcher (or, for the rare ones,
+`Database.write_sync`) runs each transaction whole in SQLite's writer thread. The reads a worker
+makes outside its transactions are the async functions at the end.
+
 Every write a worker makes for a run is conditional on still holding its lease (`lease_owner`
 and `status = 'running'`). A worker that lost its lease (it stalled past the lease, the run was
 re-queued and claimed elsewhere) therefore writes nothing: no second result, artifact or usage.
@@ -14,7 +18,7 @@ from typing import Any, cast
 
 from sqlalchemy import Table, and_, delete, exists, func, insert, or_, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
-from sqlalchemy.orm import aliased, defer
+from sqlalchemy.orm import Session, aliased, defer
 
 from atrium.db.models import Artifact, Run, RunEvent, Thread
 from atrium.kit.time import utcnow
@@ -45,6 +49,10 @@ class ClaimedRun:
     created_at: datetime
     cancel_requested: bool
     started_event: dict[str, Any]
+    # The messages of the thread's earlier completed runs (pydantic-ai JSON), oldest first.
+    history: list[list[Any]]
+    # The run's own webhook (its signing secret is read by the sender, not kept here).
+    webhook_url: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -86,18 +94,18 @@ def _claimable(limit: int, *, lock: bool) -> Any:
     return query.with_for_update(skip_locked=True, of=Run) if lock else query
 
 
-async def claim(
-    session: AsyncSession, *, owner: str, limit: int, lease_seconds: float, lock_rows: bool
+def claim(
+    session: Session, *, owner: str, limit: int, lease_seconds: float, lock_rows: bool
 ) -> list[ClaimedRun]:
     """Claim up to `limit` runs: status running, a lease, attempt + 1, a `run.started` event."""
-    candidates = (await session.execute(_claimable(limit, lock=lock_rows))).all()
+    candidates = (session.execute(_claimable(limit, lock=lock_rows))).all()
     # Read the clock after the queue: a run's start is never stamped before the end of the run
     # it waited for.
     now = utcnow()
     claimed: list[ClaimedRun] = []
     for run_id, thread_id in candidates:
         # The thread mutex: a conditional update, so two workers cannot start one thread twice.
-        took = await session.execute(
+        took = session.execute(
             update(_THREADS)
             .where(_THREADS.c.id == thread_id, _THREADS.c.active_run_id.is_(None))
             .values(active_run_id=run_id)
@@ -106,7 +114,7 @@ async def claim(
         if took.first() is None:
             continue
         row = (
-            await session.execute(
+            session.execute(
                 update(_RUNS)
                 .where(_RUNS.c.id == run_id, _RUNS.c.status == "queued")
                 .values(
@@ -127,11 +135,12 @@ async def claim(
                     _RUNS.c.last_event_seq,
                     _RUNS.c.created_at,
                     _RUNS.c.cancel_requested,
+                    _RUNS.c.webhook_url,
                 )
             )
         ).first()
         if row is None:
-            await release_thread(session, thread_id=thread_id, run_id=run_id)
+            session.execute(_release(thread_id=thread_id, run_id=run_id))
             continue
         started = events.event_row(
             run_id,
@@ -140,7 +149,7 @@ async def claim(
             {"status": "running", "attempt": row.attempts},
             now,
         )
-        await session.execute(insert(_EVENTS), [started])
+        session.execute(insert(_EVENTS), [started])
         claimed.append(
             ClaimedRun(
                 run_id=run_id,
@@ -155,21 +164,29 @@ async def claim(
                 created_at=row.created_at,
                 cancel_requested=bool(row.cancel_requested),
                 started_event=started,
+                history=_thread_history(
+                    session, thread_id=thread_id, run_id=run_id, created_at=row.created_at
+                ),
+                webhook_url=row.webhook_url,
             )
         )
     return claimed
 
 
-async def release_thread(session: AsyncSession, *, thread_id: str, run_id: str) -> None:
-    await session.execute(
+def _release(*, thread_id: str, run_id: str) -> Any:
+    return (
         update(_THREADS)
         .where(_THREADS.c.id == thread_id, _THREADS.c.active_run_id == run_id)
         .values(active_run_id=None)
     )
 
 
-async def checkpoint(
-    session: AsyncSession,
+def release_thread(session: Session, *, thread_id: str, run_id: str) -> None:
+    session.execute(_release(thread_id=thread_id, run_id=run_id))
+
+
+def checkpoint(
+    session: Session,
     *,
     run_id: str,
     owner: str,
@@ -178,7 +195,7 @@ async def checkpoint(
     event_rows: Sequence[dict[str, Any]],
 ) -> bool | None:
     """Persist events and renew the lease. The cancel flag, or None when the lease is lost."""
-    flag = await session.scalar(
+    flag = session.scalar(
         update(_RUNS)
         .where(_RUNS.c.id == run_id, _RUNS.c.lease_owner == owner, _RUNS.c.status == "running")
         .values(
@@ -190,23 +207,23 @@ async def checkpoint(
     if flag is None:
         return None
     if event_rows:
-        await session.execute(insert(_EVENTS), list(event_rows))
+        session.execute(insert(_EVENTS), list(event_rows))
     return bool(flag)
 
 
-async def put_artifact(session: AsyncSession, values: dict[str, Any]) -> None:
+def put_artifact(session: Session, values: dict[str, Any]) -> None:
     """Store an artifact; a second write of the same name in the run replaces the first."""
-    await session.execute(
+    session.execute(
         delete(_ARTIFACTS).where(
             _ARTIFACTS.c.run_id == values["run_id"], _ARTIFACTS.c.name == values["name"]
         )
     )
-    await session.execute(insert(_ARTIFACTS), [values])
+    session.execute(insert(_ARTIFACTS), [values])
 
 
-async def finish(session: AsyncSession, *, run_id: str, owner: str, values: dict[str, Any]) -> bool:
+def finish(session: Session, *, run_id: str, owner: str, values: dict[str, Any]) -> bool:
     """Write the terminal state while holding the lease; False (nothing written) otherwise."""
-    done = await session.execute(
+    done = session.execute(
         update(_RUNS)
         .where(_RUNS.c.id == run_id, _RUNS.c.lease_owner == owner, _RUNS.c.status == "running")
         .values(lease_owner=None, lease_expires_at=None, **values)
@@ -215,13 +232,13 @@ async def finish(session: AsyncSession, *, run_id: str, owner: str, values: dict
     return done.first() is not None
 
 
-async def renew_leases(
-    session: AsyncSession, *, owner: str, run_ids: Sequence[str], lease_seconds: float
+def renew_leases(
+    session: Session, *, owner: str, run_ids: Sequence[str], lease_seconds: float
 ) -> dict[str, bool]:
     """Extend the leases this worker still holds; run id → cancel requested."""
     if not run_ids:
         return {}
-    rows = await session.execute(
+    rows = session.execute(
         update(Run)
         .where(Run.id.in_(run_ids), Run.lease_owner == owner, Run.status == "running")
         .values(lease_expires_at=utcnow() + timedelta(seconds=lease_seconds))
@@ -241,15 +258,15 @@ async def expired_runs(
     return [ExpiredRun(*row) for row in rows.all()]
 
 
-async def requeue(
-    session: AsyncSession, *, run_id: str, owner: str | None, expired_before: datetime | None
+def requeue(
+    session: Session, *, run_id: str, owner: str | None, expired_before: datetime | None
 ) -> int | None:
     """Put a running run back in the queue (its lease expired, or its worker is stopping).
     The new last event sequence number, or None when the run was not in that state."""
     conditions = [Run.id == run_id, Run.status == "running", Run.lease_owner == owner]
     if expired_before is not None:
         conditions.append(Run.lease_expires_at < expired_before)
-    seq = await session.scalar(
+    seq = session.scalar(
         update(Run)
         .where(*conditions)
         .values(
@@ -263,15 +280,15 @@ async def requeue(
     if seq is None:
         return None
     # The next attempt writes its own artifacts; partial ones from this attempt would linger.
-    await session.execute(delete(Artifact).where(Artifact.run_id == run_id))
+    session.execute(delete(Artifact).where(Artifact.run_id == run_id))
     return int(seq)
 
 
-async def fail_expired(
-    session: AsyncSession, *, run_id: str, owner: str | None, now: datetime, values: dict[str, Any]
+def fail_expired(
+    session: Session, *, run_id: str, owner: str | None, now: datetime, values: dict[str, Any]
 ) -> int | None:
     """Fail a run whose lease expired on its last allowed attempt; its final event's sequence."""
-    seq = await session.scalar(
+    seq = session.scalar(
         update(Run)
         .where(
             Run.id == run_id,
@@ -290,11 +307,12 @@ async def fail_expired(
     return None if seq is None else int(seq)
 
 
-async def thread_history(
-    session: AsyncSession, *, thread_id: str, run_id: str, created_at: datetime
+def _thread_history(
+    session: Session, *, thread_id: str, run_id: str, created_at: datetime
 ) -> list[list[Any]]:
-    """Stored messages of the thread's completed runs created before this one, oldest first."""
-    rows = await session.scalars(
+    """Stored messages of the thread's completed runs created before this one, oldest first.
+    Read by the claim, in the writer's transaction: no extra read session per run."""
+    rows = session.scalars(
         select(Run.messages)
         .where(
             Run.thread_id == thread_id,
@@ -330,14 +348,19 @@ async def thread_artifact(session: AsyncSession, *, thread_id: str, name: str) -
     )
 
 
-async def insert_events(session: AsyncSession, rows: Sequence[dict[str, Any]]) -> None:
+def insert_events(session: Session, rows: Sequence[dict[str, Any]]) -> None:
     if rows:
-        await session.execute(insert(_EVENTS), list(rows))
+        session.execute(insert(_EVENTS), list(rows))
 
 
-async def thread_of(session: AsyncSession, *, run_id: str) -> str:
-    thread_id = await session.scalar(select(Run.thread_id).where(Run.id == run_id))
+def thread_of(session: Session, *, run_id: str) -> str:
+    thread_id = session.scalar(select(Run.thread_id).where(Run.id == run_id))
     return str(thread_id)
+
+
+def webhook_url_of(session: Session, *, run_id: str) -> str | None:
+    found = session.scalar(select(_RUNS.c.webhook_url).where(_RUNS.c.id == run_id))
+    return None if found is None else str(found)
 
 
 async def running_runs_of(session: AsyncSession, *, owner: str) -> list[str]:

@@ -13,7 +13,7 @@ import hashlib
 import logging
 from typing import Any
 
-from sqlalchemy.ext.asyncio import AsyncSession
+from sqlalchemy.orm import Session
 
 from atrium.db.engine import Database
 from atrium.kit.ids import new_id
@@ -161,8 +161,8 @@ class RunRecorder:
             seq = rows[-1]["seq"] if rows else self._seq
             run_id, owner, lease = self.claim.run_id, self.owner, self.settings.run_lease_seconds
 
-            async def write(session: AsyncSession) -> bool | None:
-                flag = await queue.checkpoint(
+            def write(session: Session) -> bool | None:
+                flag = queue.checkpoint(
                     session,
                     run_id=run_id,
                     owner=owner,
@@ -171,13 +171,13 @@ class RunRecorder:
                     event_rows=rows,
                 )
                 if flag is not None and artifact is not None:
-                    await queue.put_artifact(session, artifact)
+                    queue.put_artifact(session, artifact)
                 return flag
 
             try:
                 # Shielded: a cancelled run still persists what it already emitted.
                 # `submit` queues at once: these events commit before any later terminal write.
-                flag = await asyncio.shield(self.batcher.submit(write))
+                flag = await asyncio.shield(self.batcher.submit_sync(write))
                 if flag is None:
                     self.lost = True
                     return

@@ -6,6 +6,7 @@ from atrium.db.models.domain import Domain, DomainCount
 from atrium.db.models.run import Artifact, Run, RunEvent, Thread
 from atrium.db.models.space import Space
 from atrium.db.models.usage import AgentUsageDaily
+from atrium.db.models.webhook import WebhookDelivery, WebhookEndpoint
 
 __all__ = [
     "Account",
@@ -19,4 +20,6 @@ __all__ = [
     "RunEvent",
     "Space",
     "Thread",
+    "WebhookDelivery",
+    "WebhookEndpoint",
 ]

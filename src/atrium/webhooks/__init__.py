@@ -1,0 +1,1 @@
+"""Webhooks: signed notifications of finished runs, sent from a durable outbox."""

@@ -1,0 +1,110 @@
+"""Request and response bodies of `/v1/webhooks`."""
+
+from __future__ import annotations
+
+from typing import Final, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from atrium.db.models import WebhookDelivery, WebhookEndpoint
+from atrium.kit.time import isoformat
+
+EVENTS: Final = ("run.completed", "run.failed", "run.cancelled")
+EventName = Literal["run.completed", "run.failed", "run.cancelled"]
+DeliveryStatus = Literal["pending", "delivered", "failed"]
+
+
+class WebhookCreate(BaseModel):
+    """A new endpoint: `url` (http or https), `events` (default: all three)."""
+
+    # Unknown keys are errors (a typo must not be silently ignored); values are not coerced.
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+    url: str = Field(description="Where to POST: an http or https URL, at most 2048 characters.")
+    events: list[str] | None = Field(
+        None, description="Any of run.completed, run.failed, run.cancelled; default: all three."
+    )
+
+
+class WebhookOut(BaseModel):
+    """A webhook endpoint (its secret is shown only when it is created)."""
+
+    webhook_id: str
+    url: str
+    events: list[EventName]
+    created_at: str
+
+    @classmethod
+    def of(cls, endpoint: WebhookEndpoint) -> WebhookOut:
+        return cls(
+            webhook_id=endpoint.id,
+            url=endpoint.url,
+            events=list(endpoint.events),
+            created_at=isoformat(endpoint.created_at),
+        )
+
+
+class WebhookCreated(WebhookOut):
+    """The new endpoint and its signing secret, shown this once."""
+
+    secret: str = Field(description="`whsec_…`: verify signatures with it. Shown only here.")
+
+    @classmethod
+    def created(cls, endpoint: WebhookEndpoint) -> WebhookCreated:
+        return cls(**WebhookOut.of(endpoint).model_dump(), secret=endpoint.secret)
+
+
+class WebhookList(BaseModel):
+    data: list[WebhookOut]
+
+
+class WebhookDeleted(BaseModel):
+    webhook_id: str
+    deleted: bool = True
+
+
+class DeliveryOut(BaseModel):
+    """One message to one endpoint and how its attempts went. `delivery_id` is the
+    `webhook-id` header every attempt carries."""
+
+    delivery_id: str
+    webhook_id: str | None = Field(
+        description="The endpoint; null for the run's own `webhook_url`."
+    )
+    run_id: str
+    event: EventName
+    url: str
+    status: DeliveryStatus
+    attempts: int
+    response_status: int | None
+    response_body: str | None
+    error: str | None
+    next_attempt_at: str | None
+    created_at: str
+    delivered_at: str | None
+
+    @classmethod
+    def of(cls, delivery: WebhookDelivery) -> DeliveryOut:
+        return cls(
+            delivery_id=delivery.id,
+            webhook_id=delivery.endpoint_id,
+            run_id=delivery.run_id,
+            event=delivery.event,
+            url=delivery.url,
+            status=delivery.status,
+            attempts=delivery.attempts,
+            response_status=delivery.last_response_status,
+            response_body=delivery.last_response_body,
+            error=delivery.last_error,
+            next_attempt_at=(
+                isoformat(delivery.next_attempt_at)
+                if delivery.next_attempt_at and delivery.status == "pending"
+                else None
+            ),
+            created_at=isoformat(delivery.created_at),
+            delivered_at=isoformat(delivery.delivered_at) if delivery.delivered_at else None,
+        )
+
+
+class DeliveryList(BaseModel):
+    data: list[DeliveryOut]

@@ -1,0 +1,225 @@
+"""The delivery loop: claim due deliveries with a lease, POST them signed, record the outcome.
+
+Run by every worker pool (`atrium serve` with its worker, `atrium worker`). No transaction is
+open during an HTTP call: claim (one short write), send, record (one short write). A sender that
+dies mid-attempt leaves the lease to expire, and the delivery is sent again with the same
+`webhook-id` (at least once).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import random
+import time
+from datetime import timedelta
+from typing import Any
+from urllib.parse import urlsplit
+
+import httpx
+from sqlalchemy import func
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from atrium.db.engine import Database
+from atrium.kit.time import utcnow
+from atrium.runs import presenters
+from atrium.runs import service as runs_service
+from atrium.settings import Settings
+from atrium.webhooks import outbox, repository, signing, targets
+from atrium.webhooks.repository import DueDelivery
+from atrium.worker.batcher import WriteBatcher
+
+log = logging.getLogger("atrium.webhooks")
+STORED_BODY_CHARS = 1024
+LOGGED_BODY_CHARS = 256
+# A lease outlives the longest attempt, so only a dead sender's deliveries are taken over.
+_LEASE_MARGIN_SECONDS = 30.0
+
+
+def backoff_seconds(settings: Settings, attempts: int) -> float:
+    """The wait after the `attempts`-th failed attempt: exponential, capped, ±10% jitter."""
+    delay = settings.webhook_backoff_seconds * settings.webhook_backoff_factor ** (attempts - 1)
+    return float(min(settings.webhook_backoff_max_seconds, delay * random.uniform(0.9, 1.1)))
+
+
+async def render_payload(db: Database, settings: Settings, *, account_id: int, run_id: str) -> str:
+    """The run exactly as `GET /agent/runs/{run_id}` shows it (the same service and presenter)."""
+    async with db.session(write=False) as session:
+        run = await runs_service.get_run(session, account_id=account_id, run_id=run_id)
+        artifacts = await runs_service.artifacts_of(session, [run])
+        out = presenters.run_out(settings, run, artifacts.get(run.id, []))
+    return out.model_dump_json(exclude_unset=True)
+
+
+class WebhookSender:
+    """Sends up to `webhook_concurrency` deliveries at once from this process."""
+
+    def __init__(
+        self, *, settings: Settings, db: Database, batcher: WriteBatcher, lock_rows: bool
+    ) -> None:
+        self.settings = settings
+        self.db = db
+        self.batcher = batcher
+        self.lock_rows = lock_rows
+        self._wake = asyncio.Event()
+        self._loop_task: asyncio.Task[None] | None = None
+        self._sends: set[asyncio.Task[None]] = set()
+        self._http: httpx.AsyncClient | None = None
+
+    def start(self) -> None:
+        self._http = httpx.AsyncClient(
+            follow_redirects=False,
+            trust_env=False,  # no proxy from the environment sees signed payloads
+            timeout=self.settings.webhook_timeout_seconds,
+            limits=httpx.Limits(max_connections=self.settings.webhook_concurrency),
+        )
+        outbox.register_waker(self)
+        self._loop_task = asyncio.create_task(self._loop(), name="atrium-webhooks")
+
+    async def stop(self) -> None:
+        """Stop sending; an attempt cut off here is sent again once its lease expires."""
+        outbox.unregister_waker(self)
+        tasks = [*self._sends, *([self._loop_task] if self._loop_task else [])]
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+        if self._http is not None:
+            await self._http.aclose()
+
+    def wake(self) -> None:
+        self._wake.set()
+
+    async def _loop(self) -> None:
+        while True:
+            self._wake.clear()
+            free = self.settings.webhook_concurrency - len(self._sends)
+            if free > 0:
+                try:
+                    claimed = await self._claim(free)
+                except Exception:
+                    log.exception("claiming webhook deliveries failed; retrying")
+                    await asyncio.sleep(1.0)
+                    continue
+                for delivery in claimed:
+                    task = asyncio.create_task(self._deliver(delivery), name="atrium-webhook")
+                    self._sends.add(task)
+                    task.add_done_callback(self._done)
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._wake.wait(), self.settings.webhook_poll_seconds)
+
+    def _done(self, task: asyncio.Task[None]) -> None:
+        self._sends.discard(task)
+        if not task.cancelled() and task.exception() is not None:
+            log.error("a webhook delivery task failed", exc_info=task.exception())
+        self._wake.set()  # a slot is free
+
+    async def _claim(self, limit: int) -> list[DueDelivery]:
+        async with self.db.session(write=False) as session:
+            if not await repository.any_due(session, now=utcnow()):
+                return []
+        lease = self.settings.webhook_timeout_seconds + _LEASE_MARGIN_SECONDS
+        lock_rows = self.lock_rows
+
+        async def write(session: AsyncSession) -> list[DueDelivery]:
+            now = utcnow()
+            return await repository.claim_due(
+                session,
+                now=now,
+                lease_until=now + timedelta(seconds=lease),
+                limit=limit,
+                lock_rows=lock_rows,
+            )
+
+        return await self.batcher.write(write)
+
+    async def _deliver(self, delivery: DueDelivery) -> None:
+        attempt = delivery.attempts + 1
+        status: int | None = None
+        body = ""
+        error: str | None = None
+        payload = delivery.payload
+        try:
+            if payload is None:
+                payload = await render_payload(
+                    self.db, self.settings, account_id=delivery.account_id, run_id=delivery.run_id
+                )
+            if delivery.secret is None:  # pragma: no cover - every delivery has a signer
+                raise targets.TargetRefused("no signing secret")
+            # The whole attempt is bounded, lookup included: a trickling server cannot hold it.
+            async with asyncio.timeout(self.settings.webhook_timeout_seconds):
+                await targets.check_resolved(
+                    delivery.url, allow_private=self.settings.webhook_allow_private_targets
+                )
+                status, body = await self._post(delivery, payload, delivery.secret)
+        except targets.TargetRefused as exc:
+            error = f"target refused: {exc}"
+        except TimeoutError:
+            error = f"timed out after {self.settings.webhook_timeout_seconds:g} s"
+        except httpx.HTTPError as exc:
+            error = f"{type(exc).__name__}: {exc}"[:STORED_BODY_CHARS]
+        except Exception:  # a failed attempt like any other, retried on the same schedule
+            log.exception("webhook %s attempt %d failed", delivery.delivery_id, attempt)
+            error = "internal error"
+        delivered = status is not None and 200 <= status < 300
+        if status is not None and not delivered:
+            error = f"HTTP {status}"
+        log.info(
+            "webhook %s attempt %d to %s: %s %s",
+            delivery.delivery_id,
+            attempt,
+            urlsplit(delivery.url).hostname,
+            status if status is not None else "-",
+            (body if status is not None else error or "").replace("\n", " ")[:LOGGED_BODY_CHARS],
+        )
+        await self._record(delivery, attempt, payload, status, body, error, delivered)
+
+    async def _post(self, delivery: DueDelivery, payload: str, secret: str) -> tuple[int, str]:
+        assert self._http is not None
+        content = payload.encode()
+        headers = signing.headers(
+            secret, msg_id=delivery.delivery_id, timestamp=int(time.time()), body=content
+        )
+        async with self._http.stream(
+            "POST", delivery.url, content=content, headers=headers
+        ) as response:
+            received = bytearray()
+            async for chunk in response.aiter_bytes():
+                received.extend(chunk)
+                if len(received) >= STORED_BODY_CHARS * 4:
+                    break  # enough for the log; the rest is never read
+        text = received.decode("utf-8", "replace")[:STORED_BODY_CHARS]
+        return response.status_code, text.replace("\x00", "")
+
+    async def _record(
+        self,
+        delivery: DueDelivery,
+        attempt: int,
+        payload: str | None,
+        status: int | None,
+        body: str,
+        error: str | None,
+        delivered: bool,
+    ) -> None:
+        now = utcnow()
+        values: dict[str, Any] = {
+            "payload": func.coalesce(repository.DELIVERY_PAYLOAD, payload),
+            "last_response_status": status,
+            "last_response_body": body if status is not None else None,
+            "last_error": error,
+        }
+        if delivered:
+            values.update(status="delivered", delivered_at=now, next_attempt_at=None)
+        elif attempt >= self.settings.webhook_max_attempts:
+            values.update(status="failed", next_attempt_at=None)
+        else:
+            values["next_attempt_at"] = now + timedelta(
+                seconds=backoff_seconds(self.settings, attempt)
+            )
+
+        async def write(session: AsyncSession) -> None:
+            await repository.record_attempt(
+                session, delivery_id=delivery.delivery_id, values=values
+            )
+
+        await self.batcher.write(write)

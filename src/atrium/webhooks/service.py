@@ -1,0 +1,106 @@
+"""Rules of webhooks: valid URLs and events, the per-account cap, ownership, hard deletion."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from atrium.db.models import WebhookDelivery, WebhookEndpoint
+from atrium.errors import InvalidParameter, NotFound
+from atrium.kit.ids import new_id
+from atrium.kit.time import utcnow
+from atrium.settings import Settings
+from atrium.webhooks import repository, signing, targets
+from atrium.webhooks.schemas import EVENTS, WebhookCreate
+
+MAX_DELIVERIES_LIMIT = 200
+
+
+def checked_url(settings: Settings, url: str, *, parameter: str) -> str:
+    """A URL a webhook may target (also `webhook_url` of a run); a 400 naming `parameter`."""
+    try:
+        return targets.check_url(url, allow_private=settings.webhook_allow_private_targets)
+    except targets.TargetRefused as exc:
+        raise InvalidParameter(parameter, f"{parameter} {exc}") from None
+
+
+def _checked_events(events: list[str] | None) -> list[str]:
+    if events is None:
+        return list(EVENTS)
+    if not events:
+        raise InvalidParameter("events", "events must name at least one event")
+    unknown = [event for event in events if event not in EVENTS]
+    if unknown:
+        raise InvalidParameter(
+            "events", f"unknown event {unknown[0][:64]!r}; events are {', '.join(EVENTS)}"
+        )
+    if len(set(events)) != len(events):
+        raise InvalidParameter("events", "events must not repeat")
+    return list(events)
+
+
+def _not_found(webhook_id: str) -> NotFound:
+    return NotFound(f"no webhook with id {webhook_id[:64]!r}", details={"parameter": "webhook_id"})
+
+
+async def create_webhook(
+    session: AsyncSession, *, settings: Settings, account_id: int, data: WebhookCreate
+) -> WebhookEndpoint:
+    url = checked_url(settings, data.url, parameter="url")
+    events = _checked_events(data.events)
+    cap = settings.webhook_max_endpoints_per_account
+    if await repository.count_endpoints(session, account_id=account_id) >= cap:
+        raise InvalidParameter("url", f"an account may register at most {cap} webhooks")
+    endpoint = WebhookEndpoint(
+        id=new_id("wh"),
+        account_id=account_id,
+        url=url,
+        events=events,
+        secret=signing.new_secret(),
+        created_at=utcnow(),
+    )
+    session.add(endpoint)
+    await session.flush()
+    return endpoint
+
+
+async def list_webhooks(session: AsyncSession, *, account_id: int) -> Sequence[WebhookEndpoint]:
+    """The account's endpoints, oldest first."""
+    return await repository.list_endpoints(session, account_id=account_id)
+
+
+async def get_webhook(
+    session: AsyncSession, *, account_id: int, webhook_id: str
+) -> WebhookEndpoint:
+    endpoint = await repository.get_endpoint(session, account_id=account_id, webhook_id=webhook_id)
+    if endpoint is None:
+        raise _not_found(webhook_id)
+    return endpoint
+
+
+async def delete_webhook(session: AsyncSession, *, account_id: int, webhook_id: str) -> str:
+    """Hard delete: the endpoint and its deliveries (pending ones are never sent)."""
+    endpoint = await get_webhook(session, account_id=account_id, webhook_id=webhook_id)
+    endpoint_id = endpoint.id
+    session.expunge(endpoint)
+    await repository.delete_endpoint(session, webhook_id=endpoint_id)
+    return endpoint_id
+
+
+async def list_deliveries(
+    session: AsyncSession,
+    *,
+    account_id: int,
+    webhook_id: str | None = None,
+    run_id: str | None = None,
+    limit: int,
+) -> Sequence[WebhookDelivery]:
+    """Deliveries of the account, newest first: of one endpoint, or of one run."""
+    if webhook_id is not None:
+        await get_webhook(session, account_id=account_id, webhook_id=webhook_id)
+    if run_id is not None and not repository.ID_PATTERN.match(run_id):
+        return []
+    return await repository.list_deliveries(
+        session, account_id=account_id, endpoint_id=webhook_id, run_id=run_id, limit=limit
+    )

@@ -1,0 +1,70 @@
+"""The pieces without I/O: signatures match the reference implementation, address rules,
+the retry schedule."""
+
+from __future__ import annotations
+
+import base64
+from datetime import UTC, datetime
+
+import pytest
+from standardwebhooks import Webhook
+
+from atrium.settings import Settings
+from atrium.webhooks import signing, targets
+from atrium.webhooks.sender import backoff_seconds
+
+
+def test_secrets_and_signatures_match_the_reference_implementation() -> None:
+    secret = signing.new_secret()
+    assert secret.startswith("whsec_")
+    assert len(base64.b64decode(secret.removeprefix("whsec_"))) == 24
+    assert signing.new_secret() != secret
+    body = '{"run_id":"run_x","text":"caf\u00e9 \u2603"}'.encode()
+    stamp = int(datetime.now(UTC).timestamp())
+    headers = signing.headers(secret, msg_id="msg_1", timestamp=stamp, body=body)
+    reference = Webhook(secret).sign("msg_1", datetime.fromtimestamp(stamp, UTC), body.decode())
+    assert headers["webhook-signature"] == reference
+    assert Webhook(secret).verify(body, headers) == {"run_id": "run_x", "text": "caf\u00e9 \u2603"}
+    tampered = body.replace(b"run_x", b"run_y")
+    with pytest.raises(Exception, match="signature"):
+        Webhook(secret).verify(tampered, headers)
+
+
+@pytest.mark.parametrize(
+    "url",
+    ["https://hooks.example.com/x", "http://93.184.216.34:8080/", "http://[2606:4700::1]/"],
+)
+def test_public_targets_pass(url: str) -> None:
+    assert targets.check_url(url, allow_private=False) == url
+
+
+@pytest.mark.parametrize(
+    "url",
+    ["http://127.0.0.1/", "http://10.1.2.3/", "http://[fd00::1]/", "http://localhost:9/"],
+)
+def test_private_targets_pass_only_when_allowed(url: str) -> None:
+    with pytest.raises(targets.TargetRefused):
+        targets.check_url(url, allow_private=False)
+    assert targets.check_url(url, allow_private=True) == url
+
+
+async def test_resolution_is_checked_at_send_time() -> None:
+    with pytest.raises(targets.TargetRefused, match="refused address"):
+        await targets.check_resolved("http://127.0.0.1:9/", allow_private=False)
+    with pytest.raises(targets.TargetRefused, match="could not be resolved"):
+        await targets.check_resolved("http://no-such-host.invalid/", allow_private=False)
+    await targets.check_resolved("http://127.0.0.1:9/", allow_private=True)
+    await targets.check_resolved("http://93.184.216.34/", allow_private=False)
+
+
+def test_the_default_retry_schedule() -> None:
+    settings = Settings(_env_file=None)
+    waits = [
+        backoff_seconds(settings, attempt) for attempt in range(1, settings.webhook_max_attempts)
+    ]
+    expected = [5, 20, 80, 320, 1280, 5120, 20480]
+    assert len(waits) == len(expected)
+    for wait, nominal in zip(waits, expected, strict=True):
+        assert nominal * 0.9 <= wait <= min(nominal * 1.1, 21600)
+    assert backoff_seconds(settings, 20) == pytest.approx(21600, rel=0.1)
+    assert backoff_seconds(settings, 20) <= 21600
