@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import gc
 import logging
 from typing import Annotated
 
@@ -49,6 +50,20 @@ def _configure_logging(settings: Settings) -> None:
     logger.setLevel(settings.log_level.upper())
 
 
+def _tune_gc() -> None:
+    """Fewer, cheaper garbage collections in the long-running processes.
+
+    Measured with `bench/runs_bench.py` (1,000 streams): CPython's default thresholds
+    (700, 10, 10) made 1,700 collections in the streams phase, 1.4 s of the server's CPU, and
+    full collections of the ~230 MB heap stopped the event loop for 110-225 ms each: they were
+    the whole tail of the event lag (p99 230-307 ms; 107 ms with this). Freezing moves what
+    start-up allocated (modules, models, the app) out of every later collection; the higher
+    first threshold collects young objects every 50,000 net allocations instead of 700.
+    """
+    gc.freeze()
+    gc.set_threshold(50_000, 20, 10)
+
+
 def _migrate(settings: Settings) -> None:
     _ensure_sqlite_dir(settings)
     upgrade(settings)
@@ -84,8 +99,10 @@ def serve(
         settings = settings.model_copy(update={"run_worker": False})
     from atrium.app import create_app  # the app's imports are not needed by other commands
 
+    application = create_app(settings)
+    _tune_gc()
     uvicorn.run(
-        create_app(settings),
+        application,
         host=host,
         port=port,
         log_level=settings.log_level.lower(),
@@ -102,6 +119,7 @@ def worker() -> None:
     from atrium.worker.process import run_worker_process
 
     console.print(f"Worker started: up to {settings.worker_concurrency} runs at once.")
+    _tune_gc()
     asyncio.run(run_worker_process(settings))
 
 
