@@ -100,6 +100,16 @@ class Database:
             )
             self.read_engine = self.write_engine
         self._writer = async_sessionmaker(self.write_engine, expire_on_commit=False)
+        # PostgreSQL: `write_sync` (the write batcher: one transaction at a time) has connections
+        # of its own, so a burst of requests queueing on the main pool cannot starve the batch
+        # those requests are waiting for.
+        self._batch_engine = (
+            None
+            if self.sqlite
+            else create_async_engine(
+                self.url, pool_size=2, max_overflow=0, pool_pre_ping=True, hide_parameters=True
+            )
+        )
         self._reader = async_sessionmaker(self.read_engine, expire_on_commit=False)
         # SQLite: synchronous write transactions run whole in one thread (`write_sync`).
         self._sync_engine: Engine | None = None
@@ -129,8 +139,11 @@ class Database:
         is the process's write token, so request transactions and these take turns instead of
         spinning on SQLite's busy handler. On PostgreSQL `work` runs through the async session.
         """
-        if not self.sqlite:
-            async with self.transaction() as session:
+        if self._batch_engine is not None:
+            async with (
+                AsyncSession(self._batch_engine, expire_on_commit=False) as session,
+                session.begin(),
+            ):
                 return await session.run_sync(work)
         if self._sync_writer is None:
             self._sync_engine = _sqlite_sync_writer(self._settings)
@@ -182,6 +195,8 @@ class Database:
             await conn.execute(text("SELECT 1"))
 
     async def dispose(self) -> None:
+        if self._batch_engine is not None:
+            await self._batch_engine.dispose()
         if self._thread is not None:
             self._thread.shutdown(wait=True)
             self._thread = None
