@@ -124,10 +124,16 @@ def _due(now: datetime) -> Any:
     )
 
 
-async def any_due(session: AsyncSession, *, now: datetime) -> bool:
-    """Whether a delivery is due: a read, so an idle sender never takes the write lock."""
-    found = await session.scalar(select(_DELIVERIES.c.id).where(_due(now)).limit(1))
-    return found is not None
+async def next_attempt_at(session: AsyncSession, *, now: datetime) -> datetime | None:
+    """When the next unleased pending delivery is due (maybe already): a read, so an idle
+    sender never takes the write lock, and knows how long it may sleep."""
+    found: datetime | None = await session.scalar(
+        select(func.min(_DELIVERIES.c.next_attempt_at)).where(
+            _DELIVERIES.c.status == "pending",
+            or_(_DELIVERIES.c.locked_until.is_(None), _DELIVERIES.c.locked_until <= now),
+        )
+    )
+    return found
 
 
 async def claim_due(

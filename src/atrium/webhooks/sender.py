@@ -13,7 +13,7 @@ import contextlib
 import logging
 import random
 import time
-from datetime import timedelta
+from datetime import datetime, timedelta
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -22,7 +22,7 @@ from sqlalchemy import func
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from atrium.db.engine import Database
-from atrium.kit.time import utcnow
+from atrium.kit.time import as_utc, utcnow
 from atrium.runs import presenters
 from atrium.runs import service as runs_service
 from atrium.settings import Settings
@@ -66,6 +66,9 @@ class WebhookSender:
         self._loop_task: asyncio.Task[None] | None = None
         self._sends: set[asyncio.Task[None]] = set()
         self._http: httpx.AsyncClient | None = None
+        # When the earliest pending retry is due, as last read: the loop sleeps until then
+        # (or the poll interval, or a wake-up), so retries keep their schedule.
+        self._next_due: datetime | None = None
 
     def start(self) -> None:
         self._http = httpx.AsyncClient(
@@ -105,8 +108,12 @@ class WebhookSender:
                     task = asyncio.create_task(self._deliver(delivery), name="atrium-webhook")
                     self._sends.add(task)
                     task.add_done_callback(self._done)
+            wait = self.settings.webhook_poll_seconds
+            if self._next_due is not None:
+                until = (as_utc(self._next_due) - utcnow()).total_seconds()
+                wait = min(wait, max(until, 0.01))
             with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self._wake.wait(), self.settings.webhook_poll_seconds)
+                await asyncio.wait_for(self._wake.wait(), wait)
 
     def _done(self, task: asyncio.Task[None]) -> None:
         self._sends.discard(task)
@@ -115,9 +122,12 @@ class WebhookSender:
         self._wake.set()  # a slot is free
 
     async def _claim(self, limit: int) -> list[DueDelivery]:
+        now = utcnow()
         async with self.db.session(write=False) as session:
-            if not await repository.any_due(session, now=utcnow()):
-                return []
+            self._next_due = await repository.next_attempt_at(session, now=now)
+        if self._next_due is None or as_utc(self._next_due) > now:
+            return []
+        self._next_due = None
         lease = self.settings.webhook_timeout_seconds + _LEASE_MARGIN_SECONDS
         lock_rows = self.lock_rows
 
