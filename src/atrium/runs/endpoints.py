@@ -185,9 +185,11 @@ async def run_events(
     # Point lookups (no session is held: a stream may stay open for minutes).
     found = await service.visible_run_id(db, account_id=principal.account_id, run_id=run_id)
     if _wants_json(request):
-        rows = await db.point_read(
-            functools.partial(repository.events_after, run_id=found, after_seq=after_seq)
-        )
+        # Every event of the run (unbounded): off the event loop, unlike the stream's batches.
+        async with db.read_engine.connect() as conn:
+            rows = await conn.run_sync(
+                functools.partial(repository.events_after, run_id=found, after_seq=after_seq)
+            )
         return JSONResponse(
             EventList(data=[EventOut(**stored_event_message(row)) for row in rows]).model_dump(
                 mode="json"

@@ -90,7 +90,8 @@ async def get_artifact(session: AsyncSession, *, run_id: str, artifact_id: str) 
 def events_after(
     conn: Connection, *, run_id: str, after_seq: int, limit: int | None = None
 ) -> Sequence[Row[*tuple[Any, ...]]]:
-    """Synchronous (`Database.point_read`): an index range on (run_id, seq)."""
+    """Synchronous: an index range on (run_id, seq); through `Database.point_read` only with a
+    `limit` (a stream's replay batches)."""
     # Plain rows of the table, not RunEvent objects: every stream replays, and building ORM
     # identities for rows that are only turned into JSON was a visible share of a stream's CPU.
     table = cast(Table, RunEvent.__table__)
