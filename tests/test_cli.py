@@ -2,36 +2,25 @@
 
 from __future__ import annotations
 
-import os
 import re
-import socket
 import subprocess
-import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import httpx
 import pytest
 
-ATRIUM = str(Path(sys.executable).with_name("atrium"))
+from tests.processes import ATRIUM, atrium_env, free_port, wait_for_http
+
 KEY_PATTERN = re.compile(r"atr_[A-Za-z0-9_-]{20,}")
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 @pytest.fixture
 def cli_env(tmp_path: Path) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("ATRIUM_")}
-    env.update(
+    return atrium_env(
         ATRIUM_DATABASE_URL=f"sqlite+aiosqlite:///{tmp_path / 'data' / 'atrium.db'}",
         PYTHONUNBUFFERED="1",
     )
-    return env
 
 
 def run_cli(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
@@ -53,15 +42,7 @@ class Server:
             stderr=subprocess.STDOUT,
             text=True,
         )
-        deadline = time.monotonic() + 30
-        while time.monotonic() < deadline:
-            assert self.process.poll() is None, log.read_text()
-            try:
-                if httpx.get(self.url + "/healthz", timeout=1).status_code == 200:
-                    return
-            except httpx.TransportError:
-                time.sleep(0.1)
-        raise AssertionError("server did not start:\n" + log.read_text())
+        wait_for_http(self.url + "/healthz", timeout=30, process=self.process, log=log)
 
     def output(self) -> str:
         return self.log.read_text()

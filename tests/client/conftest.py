@@ -7,56 +7,24 @@ long enough to follow a run live, cancel it, or drop its stream in the middle.
 
 from __future__ import annotations
 
-import os
 import re
-import socket
 import subprocess
-import sys
 import time
 from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-import httpx
 import pytest
 
 from atrium.client import AsyncClient, Client
+from tests import processes
+from tests.processes import ATRIUM, atrium_env, free_port, stop_process, wait_for_http
 
-ATRIUM = str(Path(sys.executable).with_name("atrium"))
-HERE = Path(__file__).parent
 BOOTSTRAP_KEY = "atr_client-tests-bootstrap-key-0123456789"
 KEY_PATTERN = re.compile(r"atr_[A-Za-z0-9_-]{20,}")
 SLOW_MODEL = "openai-compatible:slow"
 SLOW_WORDS = 30
 SLOW_PAUSE = 0.1
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
-def _wait_until_up(url: str, process: subprocess.Popen[str], log: Path) -> None:
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
-        assert process.poll() is None, log.read_text()
-        try:
-            if httpx.get(url, timeout=1).status_code < 500:
-                return
-        except httpx.TransportError:
-            time.sleep(0.1)
-    raise AssertionError(f"{url} did not come up:\n{log.read_text()}")
-
-
-def _stop(process: subprocess.Popen[str]) -> None:
-    if process.poll() is None:
-        process.terminate()
-        try:
-            process.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
 
 
 @dataclass
@@ -82,8 +50,7 @@ class Server:
 
 def _serve(tmp: Path, name: str, llm_url: str, **extra: str) -> Iterator[Server]:
     port = free_port()
-    env = {k: v for k, v in os.environ.items() if not k.startswith("ATRIUM_")}
-    env.update(
+    env = atrium_env(
         ATRIUM_DATABASE_URL=f"sqlite+aiosqlite:///{tmp / f'{name}.db'}",
         ATRIUM_BOOTSTRAP_KEY=BOOTSTRAP_KEY,
         ATRIUM_PUBLIC_URL=f"http://127.0.0.1:{port}",
@@ -109,32 +76,17 @@ def _serve(tmp: Path, name: str, llm_url: str, **extra: str) -> Iterator[Server]
             text=True,
         )
         try:
-            _wait_until_up(f"http://127.0.0.1:{port}/healthz", process, log)
+            wait_for_http(f"http://127.0.0.1:{port}/healthz", timeout=60, process=process, log=log)
             yield Server(url=f"http://127.0.0.1:{port}", port=port, env=env, log=log)
         finally:
-            _stop(process)
+            stop_process(process)
 
 
 @pytest.fixture(scope="session")
 def slow_llm() -> Iterator[str]:
     """Base URL of the slow OpenAI-compatible model server."""
-    port = free_port()
-    process = subprocess.Popen(
-        [sys.executable, str(HERE / "slow_llm.py"), str(port), str(SLOW_PAUSE), str(SLOW_WORDS)],
-        text=True,
-    )
-    try:
-        deadline = time.monotonic() + 30
-        while time.monotonic() < deadline:
-            try:
-                socket.create_connection(("127.0.0.1", port), timeout=1).close()
-                break
-            except OSError:
-                assert process.poll() is None, "slow_llm.py exited"
-                time.sleep(0.05)
-        yield f"http://127.0.0.1:{port}/v1"
-    finally:
-        _stop(process)
+    with processes.slow_llm(pause=SLOW_PAUSE, words=SLOW_WORDS) as url:
+        yield url
 
 
 @pytest.fixture(scope="session")

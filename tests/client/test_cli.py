@@ -20,8 +20,9 @@ from pathlib import Path
 import pytest
 
 from atrium.client import Client
-from tests.client.conftest import ATRIUM, SLOW_WORDS, Server
+from tests.client.conftest import SLOW_WORDS, Server
 from tests.client.proxy import DroppingProxy
+from tests.processes import ATRIUM
 
 ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
 ANSWER = " ".join(f"word{i}" for i in range(1, SLOW_WORDS + 1))

@@ -7,7 +7,6 @@ lease of the dead worker expires), the run starts over, and the command shows it
 
 from __future__ import annotations
 
-import os
 import signal
 import subprocess
 import time
@@ -18,15 +17,8 @@ import httpx
 import pytest
 
 from atrium.client import Client
-from tests.client.conftest import (
-    ATRIUM,
-    BOOTSTRAP_KEY,
-    SLOW_MODEL,
-    SLOW_WORDS,
-    _stop,
-    _wait_until_up,
-    free_port,
-)
+from tests.client.conftest import BOOTSTRAP_KEY, SLOW_MODEL, SLOW_WORDS
+from tests.processes import ATRIUM, atrium_env, free_port, stop_process, wait_for_http
 
 ANSWER = " ".join(f"word{i}" for i in range(1, SLOW_WORDS + 1))
 
@@ -36,8 +28,7 @@ class Restartable:
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         self.log = tmp / "restartable.log"
-        self.env = {k: v for k, v in os.environ.items() if not k.startswith("ATRIUM_")}
-        self.env.update(
+        self.env = atrium_env(
             ATRIUM_DATABASE_URL=f"sqlite+aiosqlite:///{tmp / 'restartable.db'}",
             ATRIUM_BOOTSTRAP_KEY=BOOTSTRAP_KEY,
             ATRIUM_PUBLIC_URL=self.url,
@@ -60,7 +51,7 @@ class Restartable:
                 stderr=subprocess.STDOUT,
                 text=True,
             )
-        _wait_until_up(f"{self.url}/healthz", self.process, self.log)
+        wait_for_http(f"{self.url}/healthz", timeout=60, process=self.process, log=self.log)
 
     def kill(self) -> None:
         assert self.process is not None
@@ -73,7 +64,7 @@ def restartable(tmp_path: Path, slow_llm: str) -> Iterator[Restartable]:
     server = Restartable(tmp_path, slow_llm)
     yield server
     if server.process is not None:
-        _stop(server.process)
+        stop_process(server.process)
 
 
 def test_run_is_followed_across_a_server_restart(restartable: Restartable) -> None:

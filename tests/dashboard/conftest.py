@@ -9,23 +9,19 @@ from __future__ import annotations
 
 import os
 import shutil
-import socket
 import subprocess
-import sys
 import time
 from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import httpx
 import pytest
 
-ATRIUM = str(Path(sys.executable).with_name("atrium"))
-HERE = Path(__file__).parent
-SCREENSHOTS = HERE / "screenshots"
-# The slow OpenAI-compatible model of the client tests: a run lasts long enough to watch.
-SLOW_LLM = HERE.parent / "client" / "slow_llm.py"
+from tests import processes
+from tests.processes import ATRIUM, atrium_env, free_port, stop_process, wait_for_http
+
+SCREENSHOTS = Path(__file__).parent / "screenshots"
 BOOTSTRAP_KEY = "atr_dashboard-e2e-bootstrap-key-0123456789"
 CHROMIUM_ARGS = [
     "--headless",
@@ -46,22 +42,6 @@ def chromium_binary() -> str | None:
         if candidate and (found := shutil.which(candidate)):
             return found
     return None
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
-def _stop(process: subprocess.Popen[Any]) -> None:
-    if process.poll() is None:
-        process.terminate()
-        try:
-            process.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
 
 
 @dataclass
@@ -97,20 +77,9 @@ def chromium_path() -> str:
 
 @pytest.fixture(scope="session")
 def slow_llm(chromium_path: str) -> Iterator[str]:
-    port = free_port()
-    process = subprocess.Popen([sys.executable, str(SLOW_LLM), str(port), "0.1", "30"])
-    try:
-        deadline = time.monotonic() + 30
-        while True:
-            try:
-                socket.create_connection(("127.0.0.1", port), timeout=1).close()
-                break
-            except OSError:
-                assert process.poll() is None and time.monotonic() < deadline, "slow_llm failed"
-                time.sleep(0.05)
-        yield f"http://127.0.0.1:{port}/v1"
-    finally:
-        _stop(process)
+    # The slow model of the client tests: a run lasts long enough to watch.
+    with processes.slow_llm(pause=0.1, words=30) as url:
+        yield url
 
 
 @pytest.fixture(scope="session")
@@ -118,8 +87,7 @@ def server(tmp_path_factory: pytest.TempPathFactory, slow_llm: str) -> Iterator[
     tmp = tmp_path_factory.mktemp("dashboard-server")
     port = free_port()
     url = f"http://127.0.0.1:{port}"
-    env = {k: v for k, v in os.environ.items() if not k.startswith("ATRIUM_")}
-    env.update(
+    env = atrium_env(
         ATRIUM_DATABASE_URL=f"sqlite+aiosqlite:///{tmp / 'atrium.db'}",
         ATRIUM_BOOTSTRAP_KEY=BOOTSTRAP_KEY,
         ATRIUM_PUBLIC_URL=url,
@@ -133,19 +101,10 @@ def server(tmp_path_factory: pytest.TempPathFactory, slow_llm: str) -> Iterator[
             [ATRIUM, "serve", "--port", str(port)], env=env, stdout=out, stderr=subprocess.STDOUT
         )
         try:
-            deadline = time.monotonic() + 60
-            while True:
-                assert process.poll() is None, log.read_text()
-                try:
-                    if httpx.get(f"{url}/healthz", timeout=1).status_code == 200:
-                        break
-                except httpx.TransportError:
-                    pass
-                assert time.monotonic() < deadline, log.read_text()
-                time.sleep(0.1)
+            wait_for_http(f"{url}/healthz", timeout=60, process=process, log=log)
             yield Server(url=url, env=env, log=log)
         finally:
-            _stop(process)
+            stop_process(process)
 
 
 @pytest.fixture(scope="session")

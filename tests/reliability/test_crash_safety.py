@@ -7,8 +7,6 @@ from __future__ import annotations
 
 import asyncio
 import secrets
-import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -16,35 +14,23 @@ from typing import Any
 import httpx
 import pytest
 
+from tests import processes
 from tests.conftest import _empty_tables
+from tests.processes import atrium_env
 from tests.runs.helpers import RUNS
-from tests.runtime.chat_server import free_port
 from tests.worker.processes import AtriumProcess
 
-SLOW_LLM = Path(__file__).parents[1] / "client" / "slow_llm.py"
 WORDS, PAUSE = 20, 0.1  # one run streams for about two seconds
 
 
 @pytest.fixture
 def slow_llm() -> Iterator[str]:
-    port = free_port()
-    process = subprocess.Popen(
-        [sys.executable, str(SLOW_LLM), str(port), str(PAUSE), str(WORDS)],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    try:
-        yield f"http://127.0.0.1:{port}/v1"
-    finally:
-        process.terminate()
-        process.wait(timeout=10)
+    with processes.slow_llm(pause=PAUSE, words=WORDS) as url:
+        yield url
 
 
 def _env(database_url: str, llm_url: str) -> dict[str, str]:
-    import os
-
-    env = {k: v for k, v in os.environ.items() if not k.startswith("ATRIUM_")}
-    env.update(
+    return atrium_env(
         ATRIUM_DATABASE_URL=database_url,
         ATRIUM_BOOTSTRAP_KEY="atr_" + secrets.token_urlsafe(32),
         ATRIUM_RATE_LIMIT_STANDARD="1000000/hour",
@@ -55,21 +41,6 @@ def _env(database_url: str, llm_url: str) -> dict[str, str]:
         ATRIUM_RUN_POLL_SECONDS="0.5",
         PYTHONUNBUFFERED="1",
     )
-    return env
-
-
-async def _until_llm_up(url: str) -> None:
-    port = int(url.rsplit(":", 1)[1].split("/", 1)[0])
-    for _ in range(400):
-        try:
-            _, writer = await asyncio.open_connection("127.0.0.1", port)
-        except OSError:
-            await asyncio.sleep(0.05)
-            continue
-        writer.close()
-        await writer.wait_closed()
-        return
-    raise AssertionError("slow_llm.py did not start")
 
 
 class Writer:
@@ -106,11 +77,9 @@ async def test_sigkill_loses_no_acknowledged_write_and_strands_no_run(
     tmp_path: Path, database_url: str, slow_llm: str
 ) -> None:
     await _empty_tables(database_url)
-    await _until_llm_up(slow_llm)
     env = _env(database_url, slow_llm)
     auth = {"Authorization": f"Bearer {env['ATRIUM_BOOTSTRAP_KEY']}"}
-    port = free_port()
-    first = AtriumProcess(env, tmp_path / "first.log", port, "serve", "--port", str(port))
+    first = AtriumProcess.serve(env, tmp_path / "first.log")
     second: AtriumProcess | None = None
     try:
         await first.ready()
@@ -146,8 +115,7 @@ async def test_sigkill_loses_no_acknowledged_write_and_strands_no_run(
             stop.set()
             await writing
 
-        port = free_port()
-        second = AtriumProcess(env, tmp_path / "second.log", port, "serve", "--port", str(port))
+        second = AtriumProcess.serve(env, tmp_path / "second.log")
         await second.ready()
         async with httpx.AsyncClient(base_url=second.url, headers=auth, timeout=10) as api:
             # Every acknowledged write survived, with what was acknowledged.

@@ -14,10 +14,10 @@ from sqlalchemy.ext.asyncio import create_async_engine
 
 from atrium.db.base import Base
 from tests.conftest import KeyFactory, bearer
+from tests.processes import ATRIUM
 from tests.reliability.conftest import seed_account
 from tests.runs.helpers import RUNS, create_run, wait_finished
-from tests.runtime.chat_server import free_port
-from tests.worker.processes import ATRIUM, AtriumProcess, process_env
+from tests.worker.processes import AtriumProcess, process_env
 
 PROMPT = "the secret plan of zebra-quartz-7781"
 WRONG_KEY = "atr_" + "W" * 43
@@ -95,8 +95,7 @@ async def test_logs_at_the_default_level_carry_no_key_and_no_prompt(tmp_path: Pa
     env = process_env(tmp_path, rate_limit_anonymous="1000000/hour")
     env.pop("ATRIUM_LOG_LEVEL", None)  # the default level
     bootstrap = env["ATRIUM_BOOTSTRAP_KEY"]
-    port = free_port()
-    server = AtriumProcess(env, tmp_path / "serve.log", port, "serve", "--port", str(port))
+    server = AtriumProcess.serve(env, tmp_path / "serve.log")
     try:
         await server.ready()
         created = await asyncio.create_subprocess_exec(

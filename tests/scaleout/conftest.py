@@ -7,13 +7,10 @@ on CI.
 
 from __future__ import annotations
 
-import os
 import re
 import secrets
 import signal
-import socket
 import subprocess
-import sys
 import time
 from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass, field
@@ -22,31 +19,12 @@ from pathlib import Path
 import httpx
 import pytest
 
+from tests import processes
 from tests.conftest import POSTGRES_URL, REDIS_URL, _create_postgres_database
+from tests.processes import ATRIUM, atrium_env, free_port, stop_process, wait_for_port
 
 pytestmark = [pytest.mark.postgres, pytest.mark.redis]
-ATRIUM = str(Path(sys.executable).with_name("atrium"))
-SLOW_LLM = Path(__file__).parents[1] / "client" / "slow_llm.py"
 KEY = re.compile(r"atr_[A-Za-z0-9_-]{20,}")
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
-def wait_for_port(port: int, process: subprocess.Popen[bytes], log: Path) -> None:
-    deadline = time.monotonic() + 30
-    while time.monotonic() < deadline:
-        if process.poll() is not None:
-            raise AssertionError(f"process exited early:\n{log.read_text()}")
-        try:
-            socket.create_connection(("127.0.0.1", port), timeout=0.5).close()
-            return
-        except OSError:
-            time.sleep(0.05)
-    raise AssertionError(f"port {port} never opened:\n{log.read_text()}")
 
 
 @dataclass
@@ -62,12 +40,7 @@ class Proc:
         self.process.wait(timeout=10)
 
     def stop(self) -> None:
-        if self.process.poll() is None:
-            self.process.terminate()
-            try:
-                self.process.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                self.kill()
+        stop_process(self.process, timeout=10)
 
 
 @dataclass
@@ -94,7 +67,7 @@ class Topology:
             ["serve", "--no-worker", "--port", str(port)],
             {"ATRIUM_PUBLIC_URL": f"http://127.0.0.1:{port}", **extra},
         )
-        wait_for_port(port, proc.process, proc.log)
+        wait_for_port(port, process=proc.process, log=proc.log)
         proc.url = f"http://127.0.0.1:{port}"
         return proc
 
@@ -123,20 +96,8 @@ class Topology:
 @pytest.fixture(scope="module")
 def slow_llm() -> Iterator[str]:
     """An OpenAI-compatible model that streams 30 words over about 3 seconds."""
-    port = free_port()
-    process = subprocess.Popen([sys.executable, str(SLOW_LLM), str(port), "0.1", "30"])
-    try:
-        deadline = time.monotonic() + 30
-        while time.monotonic() < deadline:
-            try:
-                socket.create_connection(("127.0.0.1", port), timeout=0.5).close()
-                break
-            except OSError:
-                time.sleep(0.05)
-        yield f"http://127.0.0.1:{port}/v1"
-    finally:
-        process.terminate()
-        process.wait(timeout=10)
+    with processes.slow_llm(pause=0.1, words=30) as url:
+        yield url
 
 
 @pytest.fixture(scope="module")
@@ -154,8 +115,7 @@ async def shared_database() -> AsyncIterator[str]:
 
 @pytest.fixture
 def topology(shared_database: str, slow_llm: str, tmp_path: Path) -> Iterator[Topology]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("ATRIUM_")}
-    env.update(
+    env = atrium_env(
         ATRIUM_DATABASE_URL=shared_database,
         ATRIUM_REDIS_URL=str(REDIS_URL),
         ATRIUM_REDIS_PREFIX=f"atrium-scaleout-{secrets.token_hex(4)}",

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import socket
 import threading
 import time
 from dataclasses import dataclass
@@ -19,12 +18,7 @@ from typing import Any
 
 from standardwebhooks import Webhook
 
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
+from tests.processes import free_port
 
 
 @dataclass

@@ -10,8 +10,9 @@ from typing import Any
 
 import httpx
 
+from tests.processes import free_port
 from tests.runs.helpers import RUNS
-from tests.webhooks.receiver import Receiver, free_port, verify
+from tests.webhooks.receiver import Receiver, verify
 from tests.worker.processes import AtriumProcess, process_env
 
 
@@ -33,8 +34,7 @@ async def test_a_delivery_survives_a_server_restart(tmp_path: Path) -> None:
         webhook_timeout_seconds="2",
     )
     auth = {"Authorization": f"Bearer {env['ATRIUM_BOOTSTRAP_KEY']}"}
-    port = free_port()
-    first = AtriumProcess(env, tmp_path / "first.log", port, "serve", "--port", str(port))
+    first = AtriumProcess.serve(env, tmp_path / "first.log")
     second: AtriumProcess | None = None
     try:
         await first.ready()
@@ -61,8 +61,7 @@ async def test_a_delivery_survives_a_server_restart(tmp_path: Path) -> None:
         await asyncio.sleep(1.0)
         assert receiver.received == []  # nobody sends while the server is down
 
-        port = free_port()
-        second = AtriumProcess(env, tmp_path / "second.log", port, "serve", "--port", str(port))
+        second = AtriumProcess.serve(env, tmp_path / "second.log")
         await second.ready()
         (item,) = await receiver.wait_for("/hook", 1, within=30)
         assert item.webhook_id == row["delivery_id"]

@@ -1,23 +1,18 @@
-"""Real `atrium` processes for the tests that kill one: free loopback ports, a temp SQLite file."""
+"""Real `atrium` processes for the tests that kill one, on a temporary SQLite file."""
 
 from __future__ import annotations
 
 import asyncio
-import os
 import secrets
 import signal
 import subprocess
-import sys
 from pathlib import Path
 
-import httpx
-
-ATRIUM = str(Path(sys.executable).with_name("atrium"))
+from tests.processes import ATRIUM, atrium_env, free_port, stop_process, wait_for_http
 
 
 def process_env(tmp_path: Path, **settings: str) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("ATRIUM_")}
-    env.update(
+    env = atrium_env(
         ATRIUM_DATABASE_URL=f"sqlite+aiosqlite:///{tmp_path / 'atrium.db'}",
         ATRIUM_BOOTSTRAP_KEY="atr_" + secrets.token_urlsafe(32),
         ATRIUM_RATE_LIMIT_STANDARD="100000/hour",
@@ -38,16 +33,17 @@ class AtriumProcess:
             [ATRIUM, *args], env=env, stdout=self._out, stderr=subprocess.STDOUT, text=True
         )
 
+    @classmethod
+    def serve(cls, env: dict[str, str], log: Path, *options: str) -> AtriumProcess:
+        """`atrium serve OPTIONS` on a free port."""
+        port = free_port()
+        return cls(env, log, port, "serve", *options, "--port", str(port))
+
     async def ready(self) -> None:
-        async with httpx.AsyncClient() as http:
-            for _ in range(300):
-                assert self.process.poll() is None, self.log.read_text()
-                try:
-                    if (await http.get(self.url + "/healthz", timeout=1)).status_code == 200:
-                        return
-                except httpx.TransportError:
-                    await asyncio.sleep(0.1)
-        raise AssertionError("server did not start:\n" + self.log.read_text())
+        # In a thread: servers the test runs on its own event loop (a model) keep answering.
+        await asyncio.to_thread(
+            wait_for_http, self.url + "/healthz", timeout=30, process=self.process, log=self.log
+        )
 
     def kill(self) -> None:
         self.process.send_signal(signal.SIGKILL)
@@ -55,12 +51,5 @@ class AtriumProcess:
         self._out.close()
 
     def stop(self) -> None:
-        if self.process.poll() is None:
-            self.process.terminate()
-            try:
-                self.process.wait(timeout=15)
-            except subprocess.TimeoutExpired:
-                self.kill()
-                return
-        if not self._out.closed:
-            self._out.close()
+        stop_process(self.process)
+        self._out.close()

@@ -14,8 +14,9 @@ from pathlib import Path
 import httpx
 import pytest
 
+from tests.processes import free_port
 from tests.runs.helpers import RUNS, parse_sse
-from tests.runtime.chat_server import ANSWER, ChatServer, free_port
+from tests.runtime.chat_server import ANSWER, ChatServer
 from tests.worker.processes import AtriumProcess, process_env
 
 
@@ -36,8 +37,7 @@ async def test_a_killed_workers_run_is_requeued_and_completes_once(
         run_poll_seconds="0.5",
     )
     auth = {"Authorization": f"Bearer {env['ATRIUM_BOOTSTRAP_KEY']}"}
-    port = free_port()
-    first = AtriumProcess(env, tmp_path / "first.log", port, "serve", "--port", str(port))
+    first = AtriumProcess.serve(env, tmp_path / "first.log")
     second: AtriumProcess | None = None
     try:
         await first.ready()
@@ -68,8 +68,7 @@ async def test_a_killed_workers_run_is_requeued_and_completes_once(
 
         first.kill()
 
-        port = free_port()
-        second = AtriumProcess(env, tmp_path / "second.log", port, "serve", "--port", str(port))
+        second = AtriumProcess.serve(env, tmp_path / "second.log")
         await second.ready()
         async with httpx.AsyncClient(base_url=second.url, headers=auth, timeout=30) as api:
             done = None
@@ -129,8 +128,7 @@ async def test_a_run_that_loses_its_worker_on_the_last_attempt_fails_worker_lost
             run_max_attempts="1",
         )
         auth = {"Authorization": f"Bearer {env['ATRIUM_BOOTSTRAP_KEY']}"}
-        port = free_port()
-        first = AtriumProcess(env, tmp_path / "first.log", port, "serve", "--port", str(port))
+        first = AtriumProcess.serve(env, tmp_path / "first.log")
         second: AtriumProcess | None = None
         try:
             await first.ready()
@@ -147,14 +145,9 @@ async def test_a_run_that_loses_its_worker_on_the_last_attempt_fails_worker_lost
                         break
                     await asyncio.sleep(0.05)
             first.kill()
-            port = free_port()
-            second = AtriumProcess(
-                env, tmp_path / "second.log", port, "worker"
-            )  # a worker alone recovers it
-            api_port = free_port()
-            api_only = AtriumProcess(
-                env, tmp_path / "api.log", api_port, "serve", "--no-worker", "--port", str(api_port)
-            )
+            # A worker alone recovers it (it listens on no port).
+            second = AtriumProcess(env, tmp_path / "second.log", free_port(), "worker")
+            api_only = AtriumProcess.serve(env, tmp_path / "api.log", "--no-worker")
             try:
                 await api_only.ready()
                 async with httpx.AsyncClient(base_url=api_only.url, headers=auth) as api:
