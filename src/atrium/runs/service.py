@@ -24,7 +24,6 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from atrium.agents import repository as agents_repository
 from atrium.agents.repository import AgentForRun
 from atrium.agents.service import agent_not_found, get_or_create_default_agent
-from atrium.analytics.service import record_run_usage
 from atrium.db.engine import Database
 from atrium.db.models import Artifact, Run
 from atrium.errors import Conflict, InvalidParameter, NotFound
@@ -34,6 +33,7 @@ from atrium.runs import events, repository
 from atrium.runs.broker import Broker
 from atrium.runs.hooks import after_commit
 from atrium.runs.schemas import STATUSES, TERMINAL_STATUSES, RunCreate
+from atrium.runs.terminal import record_terminal
 from atrium.settings import Settings
 from atrium.webhooks import outbox, signing
 from atrium.webhooks.service import checked_url
@@ -347,26 +347,14 @@ async def _record_cancelled_in_queue(
     payload = {"status": "cancelled", "billing": _zero_billing()}
     row = events.event_row(run.id, seq, events.CANCELLED, payload, now)
     await repository.insert_events(session, [row])
-    await session.run_sync(
-        functools.partial(
-            record_run_usage,
-            account_id=run.account_id,
-            agent_id=run.agent_id,
-            day=now.date(),
-            status="cancelled",
-            input_tokens=0,
-            output_tokens=0,
-            credits_micro=0,
-            requests=0,
-        )
-    )
     webhooks = await session.run_sync(
         functools.partial(
-            outbox.record_run_outcome,
+            record_terminal,
             account_id=run.account_id,
+            agent_id=run.agent_id,
             run_id=run.id,
             status="cancelled",
-            run_webhook_url=run.webhook_url,
+            webhook_url=run.webhook_url,
             now=now,
         )
     )

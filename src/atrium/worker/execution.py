@@ -13,12 +13,12 @@ from typing import Any
 from pydantic_ai import CancellationToken
 from sqlalchemy.orm import Session
 
-from atrium.analytics.service import record_run_usage
 from atrium.db.engine import Database
 from atrium.kit.time import utcnow
 from atrium.runs import events
 from atrium.runs.broker import Broker
 from atrium.runs.presenters import MICRO
+from atrium.runs.terminal import record_terminal
 from atrium.runtime.billing import credits_micro
 from atrium.runtime.executor import RunOutcome, RunSpec, Runtime, history_from_json
 from atrium.settings import Settings
@@ -141,25 +141,18 @@ class RunExecution:
                 return False
             queue.insert_events(session, rows)
             queue.release_thread(session, thread_id=claim.thread_id, run_id=claim.run_id)
-            record_run_usage(
+            recorded[0] = record_terminal(
                 session,
                 account_id=claim.account_id,
                 agent_id=claim.agent_id,
-                day=now.date(),
+                run_id=claim.run_id,
                 status=outcome.status,
+                webhook_url=claim.webhook_url,
+                now=now,
                 input_tokens=outcome.input_tokens,
                 output_tokens=outcome.output_tokens,
                 credits_micro=micro,
                 requests=outcome.requests,
-            )
-            # The webhook outbox: deliveries exist exactly when the terminal state committed.
-            recorded[0] = outbox.record_run_outcome(
-                session,
-                account_id=claim.account_id,
-                run_id=claim.run_id,
-                status=outcome.status,
-                run_webhook_url=claim.webhook_url,
-                now=now,
             )
             return True
 

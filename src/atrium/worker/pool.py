@@ -19,14 +19,13 @@ from typing import Any
 
 from sqlalchemy.orm import Session
 
-from atrium.analytics.service import record_run_usage
 from atrium.db.engine import Database
 from atrium.kit.time import utcnow
 from atrium.runs import events
 from atrium.runs.broker import Broker
+from atrium.runs.terminal import record_terminal
 from atrium.runtime.executor import Runtime
 from atrium.settings import Settings
-from atrium.webhooks import outbox
 from atrium.webhooks.sender import WebhookSender
 from atrium.worker import queue
 from atrium.worker.batcher import WriteBatcher
@@ -268,23 +267,13 @@ class WorkerPool:
             row = events.event_row(run.run_id, seq, events.FAILED, payload, now)
             queue.insert_events(session, [row])
             # What the lost attempts consumed is unknown: the run is counted, with no usage.
-            record_run_usage(
+            webhooks = record_terminal(
                 session,
                 account_id=run.account_id,
                 agent_id=run.agent_id,
-                day=now.date(),
-                status="failed",
-                input_tokens=0,
-                output_tokens=0,
-                credits_micro=0,
-                requests=0,
-            )
-            webhooks = outbox.record_run_outcome(
-                session,
-                account_id=run.account_id,
                 run_id=run.run_id,
                 status="failed",
-                run_webhook_url=queue.webhook_url_of(session, run_id=run.run_id),
+                webhook_url=queue.webhook_url_of(session, run_id=run.run_id),
                 now=now,
             )
             return row, webhooks
