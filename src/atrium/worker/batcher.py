@@ -63,11 +63,11 @@ class WriteBatcher:
         while not self._queue.empty():
             item = self._queue.get_nowait()
             if item is not _STOP and not item[1].done():
-                item[1].set_exception(RuntimeError("the worker is stopping"))
+                item[1].set_exception(RuntimeError("the process is stopping"))
 
     def _enqueue(self, operation: Any, *, sync: bool) -> asyncio.Future[Any]:
         if self._stopping:
-            raise RuntimeError("the worker is stopping")
+            raise RuntimeError("the process is stopping")
         future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
         self._queue.put_nowait((operation, future, sync))
         return future
@@ -123,7 +123,7 @@ class WriteBatcher:
             try:
                 results = await run([operation for operation, _future in pending])
             except Exception:
-                log.warning("a batch of %d worker writes failed; retrying one by one", len(pending))
+                log.warning("a batch of %d writes failed; retrying them one by one", len(pending))
             else:
                 for (_operation, future), result in zip(pending, results, strict=True):
                     if not future.done():
