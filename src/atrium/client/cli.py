@@ -184,19 +184,29 @@ class _PlainView:
 
     def __init__(self) -> None:
         self.wrote_text = False
+        self._open_line = False  # model text written that did not end its line
 
     def apply(self, event: RunEvent) -> None:
         if isinstance(event, MessageDelta):
             self.wrote_text = True
             console.file.write(event.text)
             console.file.flush()
+            self._open_line = bool(event.text) and not event.text.endswith("\n")
         elif isinstance(event, RunStarted) and event.attempt and event.attempt > 1:
-            if self.wrote_text:
-                console.file.write("\n")
+            self._end_line()
             errors.print(f"[yellow]{view.restart_note(event.attempt)}[/]")
         elif event.event in ("run.started", "artifact.created") or event.terminal:
+            # Notes go to stderr; end the text's line first, or a terminal showing both
+            # streams glues the note to the text.
+            self._end_line()
             name = getattr(event, "name", "")
             errors.print(f"[dim]{event.event}{' ' + name if name else ''}[/]")
+
+    def _end_line(self) -> None:
+        if self._open_line:
+            console.file.write("\n")
+            console.file.flush()
+            self._open_line = False
 
     def reconnecting(self, last_event_id: int, error: BaseException) -> None:
         errors.print(f"[yellow]{view.reconnect_note(last_event_id, error)}[/]")
