@@ -62,7 +62,7 @@ def _free_port() -> int:
         return port
 
 
-def _stamp(value: str) -> float:
+def stamp(value: str) -> float:
     return datetime.strptime(value, "%Y-%m-%dT%H:%M:%S.%fZ").replace(tzinfo=UTC).timestamp()
 
 
@@ -167,12 +167,13 @@ async def bench_latency(http: httpx.AsyncClient, count: int) -> None:
                     break
         latencies.append((time.perf_counter() - started) * 1000)
         run = (await http.get(f"{RUNS}/{run_id}")).json()
-        server.append((_stamp(run["finished_at"]) - _stamp(run["created_at"])) * 1000)
+        server.append((stamp(run["finished_at"]) - stamp(run["created_at"])) * 1000)
     _report("single run create->completed (client, via SSE)", latencies)
     _report("single run created_at->finished_at (server)", server)
 
 
-async def _wait_drained(http: httpx.AsyncClient) -> None:
+async def wait_drained(http: httpx.AsyncClient) -> None:
+    """Until no run is queued or running."""
     while True:
         busy = 0
         for status in ("queued", "running"):
@@ -183,24 +184,30 @@ async def _wait_drained(http: httpx.AsyncClient) -> None:
         await asyncio.sleep(0.05)
 
 
-async def bench_throughput(http: httpx.AsyncClient, count: int) -> None:
-    started = time.perf_counter()
-    run_ids = await asyncio.gather(*(_create(http, f"burst {i}") for i in range(count)))
-    submitted = time.perf_counter()
-    await _wait_drained(http)
-    drained = time.perf_counter()
+async def runs_of(http: httpx.AsyncClient, run_ids: list[str]) -> list[dict[str, Any]]:
+    """These runs as the API lists them (every page, newest first)."""
+    wanted = set(run_ids)
     runs: list[dict[str, Any]] = []
     cursor = None
     while True:
         params: dict[str, Any] = {"limit": 100, **({"cursor": cursor} if cursor else {})}
         page = (await http.get(RUNS, params=params)).json()
-        runs += [run for run in page["data"] if run["run_id"] in set(run_ids)]
+        runs += [run for run in page["data"] if run["run_id"] in wanted]
         cursor = page["next_cursor"]
         if not cursor:
-            break
+            return runs
+
+
+async def bench_throughput(http: httpx.AsyncClient, count: int) -> None:
+    started = time.perf_counter()
+    run_ids = await asyncio.gather(*(_create(http, f"burst {i}") for i in range(count)))
+    submitted = time.perf_counter()
+    await wait_drained(http)
+    drained = time.perf_counter()
+    runs = await runs_of(http, list(run_ids))
     completed = [run for run in runs if run["status"] == "completed"]
-    first = min(_stamp(run["created_at"]) for run in runs)
-    last = max(_stamp(run["finished_at"]) for run in completed)
+    first = min(stamp(run["created_at"]) for run in runs)
+    last = max(stamp(run["finished_at"]) for run in completed)
     print(
         f"burst of {count}: submitted in {submitted - started:.2f} s, all finished after "
         f"{drained - started:.2f} s (client); completed={len(completed)}; "
@@ -289,7 +296,7 @@ async def bench_streams(
                     if opened == runs * per_run:
                         all_open.set()
                     continue
-                lags.append((arrived - _stamp(frame["data"]["created_at"])) * 1000)
+                lags.append((arrived - stamp(frame["data"]["created_at"])) * 1000)
                 if frame.get("event") in TERMINAL:
                     ended += 1
                     return

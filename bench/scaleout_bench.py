@@ -25,12 +25,11 @@ import subprocess
 import sys
 import tempfile
 import time
-from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
 
 import asyncpg  # type: ignore[import-untyped]
 import httpx
+from runs_bench import runs_of, stamp, wait_drained  # this folder: a script's own directory
 
 HERE = Path(__file__).parent
 ATRIUM = str(Path(sys.executable).with_name("atrium"))
@@ -146,39 +145,19 @@ async def _queue_runs(url: str, key: str, count: int) -> list[str]:
 
 
 async def _report_drain(url: str, key: str, run_ids: list[str], workers: int) -> None:
-    wanted = set(run_ids)
     async with httpx.AsyncClient(
         base_url=url, headers={"Authorization": f"Bearer {key}"}, timeout=120
     ) as http:
-        while True:
-            busy = 0
-            for status in ("queued", "running"):
-                page = (await http.get(RUNS, params={"status": status, "limit": 1})).json()
-                busy += len(page["data"])
-            if not busy:
-                break
-            await asyncio.sleep(0.2)
-        runs: list[dict[str, Any]] = []
-        cursor = None
-        while True:
-            params: dict[str, Any] = {"limit": 100, **({"cursor": cursor} if cursor else {})}
-            page = (await http.get(RUNS, params=params)).json()
-            runs += [run for run in page["data"] if run["run_id"] in wanted]
-            cursor = page["next_cursor"]
-            if not cursor:
-                break
+        await wait_drained(http)
+        runs = await runs_of(http, run_ids)
     done = [run for run in runs if run["status"] == "completed"]
-    first = min(_stamp(run["started_at"]) for run in done)
-    last = max(_stamp(run["finished_at"]) for run in done)
+    first = min(stamp(run["started_at"]) for run in done)
+    last = max(stamp(run["finished_at"]) for run in done)
     print(
         f"drain of {len(run_ids)} queued runs by {workers} worker process(es): "
         f"completed={len(done)} in {last - first:.2f} s = {len(done) / (last - first):.0f} runs/s",
         flush=True,
     )
-
-
-def _stamp(value: str) -> float:
-    return datetime.strptime(value, "%Y-%m-%dT%H:%M:%S.%fZ").replace(tzinfo=UTC).timestamp()
 
 
 def main() -> None:
