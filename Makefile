@@ -27,6 +27,7 @@ lint: install  ## ruff and mypy (strict on src/)
 bench: install  ## every benchmark (long: loads 1,000,000 rows; see README "Benchmarks")
 	$(BIN)/python bench/domains_bench.py
 	$(BIN)/python bench/analytics_bench.py
+	$(BIN)/python bench/agent_loop_bench.py
 	$(BIN)/python bench/runs_bench.py
 	$(BIN)/python bench/scaleout_bench.py
 

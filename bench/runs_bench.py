@@ -113,6 +113,27 @@ def _server(args: argparse.Namespace) -> Iterator[tuple[str, str, int | None]]:
         log.close()
 
 
+def _cpu_seconds(pid: int | None) -> float | None:
+    """User + system CPU time the process has used so far (Linux)."""
+    if pid is None:
+        return None
+    with contextlib.suppress(OSError):
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    return None
+
+
+def calibration_ms() -> float:
+    """CPU time of a fixed piece of pure Python (best of 5): figures of slower or faster
+    machines, or of one machine on different days, compare once divided by it."""
+    best = float("inf")
+    for _ in range(5):
+        started = time.process_time()
+        sum(range(10**6))
+        best = min(best, time.process_time() - started)
+    return best * 1000
+
+
 def _peak_rss_mb(pid: int | None) -> float | None:
     if pid is None:
         return None
@@ -198,12 +219,14 @@ async def runs_of(http: httpx.AsyncClient, run_ids: list[str]) -> list[dict[str,
             return runs
 
 
-async def bench_throughput(http: httpx.AsyncClient, count: int) -> None:
+async def bench_throughput(http: httpx.AsyncClient, count: int, pid: int | None) -> None:
+    cpu_before = _cpu_seconds(pid)
     started = time.perf_counter()
     run_ids = await asyncio.gather(*(_create(http, f"burst {i}") for i in range(count)))
     submitted = time.perf_counter()
     await wait_drained(http)
     drained = time.perf_counter()
+    cpu_after = _cpu_seconds(pid)
     runs = await runs_of(http, list(run_ids))
     completed = [run for run in runs if run["status"] == "completed"]
     first = min(stamp(run["created_at"]) for run in runs)
@@ -214,6 +237,12 @@ async def bench_throughput(http: httpx.AsyncClient, count: int) -> None:
         f"server first-create→last-finish {last - first:.2f} s = "
         f"{len(completed) / (last - first):.0f} runs/s"
     )
+    if cpu_before is not None and cpu_after is not None:
+        used = cpu_after - cpu_before
+        print(
+            f"burst: server CPU {used:.1f} s = {used / count * 1000:.1f} ms per run "
+            f"(create, execution, storage, the client's polling)"
+        )
 
 
 class _Gate:
@@ -323,6 +352,7 @@ async def bench_streams(
 
 async def main(args: argparse.Namespace) -> None:
     print(f"load average before: {os.getloadavg()}  cores: {os.cpu_count()}")
+    print(f"calibration: sum(range(10**6)) takes {calibration_ms():.0f} ms of CPU here")
     gate = _Gate()
     await gate.start()
     args.llm_base_url = f"http://127.0.0.1:{gate.port}/v1"
@@ -335,7 +365,7 @@ async def main(args: argparse.Namespace) -> None:
             if args.single:
                 await bench_latency(http, args.single)
             if args.burst:
-                await bench_throughput(http, args.burst)
+                await bench_throughput(http, args.burst, pid)
             if args.streams:
                 await bench_streams(http, gate, args.streams, args.per_run, args.threads, pid)
             rss = _peak_rss_mb(pid)

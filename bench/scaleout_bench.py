@@ -29,7 +29,9 @@ from pathlib import Path
 
 import asyncpg  # type: ignore[import-untyped]
 import httpx
-from runs_bench import runs_of, stamp, wait_drained  # this folder: a script's own directory
+
+# runs_bench: this folder (a script's own directory is on its path)
+from runs_bench import calibration_ms, runs_of, stamp, wait_drained
 
 HERE = Path(__file__).parent
 ATRIUM = str(Path(sys.executable).with_name("atrium"))
@@ -175,6 +177,7 @@ def main() -> None:
         "--drain", type=int, default=1000, help="runs queued before the workers start (1000)"
     )
     args = parser.parse_args()
+    print(f"calibration: sum(range(10**6)) takes {calibration_ms():.0f} ms of CPU here")
     for workers in (1, 2):
         _run(args.postgres, args.redis, workers, args)
 

@@ -20,6 +20,11 @@ from typing import Any
 
 import httpx
 
+# How long a server may take to start answering. A start-up is mostly imports: about 2 s of
+# CPU on a quiet machine, but 15-25 s were measured on a slow, shared CI machine. Waits end as
+# soon as the server answers, and at once when it exits, so a generous bound costs nothing.
+START_TIMEOUT = 120.0
+
 ATRIUM = str(Path(sys.executable).with_name("atrium"))
 SLOW_LLM = Path(__file__).parent / "client" / "slow_llm.py"
 LOG_TAIL_CHARS = 8000
@@ -74,7 +79,7 @@ def _wait(
 def wait_for_port(
     port: int,
     *,
-    timeout: float = 30.0,
+    timeout: float = START_TIMEOUT,
     process: subprocess.Popen[Any] | None = None,
     log: Path | None = None,
 ) -> None:
@@ -97,7 +102,7 @@ def wait_for_port(
 def wait_for_http(
     url: str,
     *,
-    timeout: float = 30.0,
+    timeout: float = START_TIMEOUT,
     process: subprocess.Popen[Any] | None = None,
     log: Path | None = None,
 ) -> None:

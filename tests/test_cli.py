@@ -42,7 +42,7 @@ class Server:
             stderr=subprocess.STDOUT,
             text=True,
         )
-        wait_for_http(self.url + "/healthz", timeout=30, process=self.process, log=log)
+        wait_for_http(self.url + "/healthz", process=self.process, log=log)
 
     def output(self) -> str:
         return self.log.read_text()

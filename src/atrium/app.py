@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
+from contextlib import AsyncExitStack, asynccontextmanager
 
 from fastapi import FastAPI
 from redis.asyncio import Redis
@@ -52,22 +52,33 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         else None
     )
 
+    running = False
+
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
-        await broker.start()
-        writer.start()
-        if workers is not None:
-            await workers.start()
+        nonlocal running
+        # The app's parts (batcher, worker pool, broker) are one set: a second lifespan of the
+        # same app while the first runs would start a second claim loop that nothing stops.
+        if running:
+            raise RuntimeError("this app is already running; create another with create_app()")
+        running = True
         try:
-            yield
+            # Each part stops only if it started, in the reverse order (so a start-up that
+            # failed half-way stops what it started and reports its own error).
+            async with AsyncExitStack() as started:
+                started.push_async_callback(db.dispose)
+                if redis is not None:
+                    started.push_async_callback(redis.aclose)
+                await broker.start()
+                started.push_async_callback(broker.stop)
+                writer.start()
+                started.push_async_callback(writer.stop)
+                if workers is not None:
+                    await workers.start()
+                    started.push_async_callback(workers.stop)
+                yield
         finally:
-            if workers is not None:
-                await workers.stop()
-            await writer.stop()
-            await broker.stop()
-            await db.dispose()
-            if redis is not None:
-                await redis.aclose()
+            running = False
 
     app = FastAPI(
         title="atrium",

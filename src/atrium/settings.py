@@ -78,6 +78,11 @@ class Settings(BaseSettings):
     run_poll_seconds: float = Field(
         2.0, gt=0, description="Safety-net poll of the queue; new runs wake workers at once."
     )
+    shutdown_timeout_seconds: float = Field(
+        30.0,
+        gt=0,
+        description="Longest a stopping process waits for its worker pool to hand runs back.",
+    )
     run_max_attempts: int = Field(
         3, ge=1, description="Claims of one run before a lost worker fails it with WORKER_LOST."
     )

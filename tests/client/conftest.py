@@ -76,7 +76,7 @@ def _serve(tmp: Path, name: str, llm_url: str, **extra: str) -> Iterator[Server]
             text=True,
         )
         try:
-            wait_for_http(f"http://127.0.0.1:{port}/healthz", timeout=60, process=process, log=log)
+            wait_for_http(f"http://127.0.0.1:{port}/healthz", process=process, log=log)
             yield Server(url=f"http://127.0.0.1:{port}", port=port, env=env, log=log)
         finally:
             stop_process(process)

@@ -101,7 +101,7 @@ def server(tmp_path_factory: pytest.TempPathFactory, slow_llm: str) -> Iterator[
             [ATRIUM, "serve", "--port", str(port)], env=env, stdout=out, stderr=subprocess.STDOUT
         )
         try:
-            wait_for_http(f"{url}/healthz", timeout=60, process=process, log=log)
+            wait_for_http(f"{url}/healthz", process=process, log=log)
             yield Server(url=url, env=env, log=log)
         finally:
             stop_process(process)

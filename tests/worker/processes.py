@@ -42,7 +42,7 @@ class AtriumProcess:
     async def ready(self) -> None:
         # In a thread: servers the test runs on its own event loop (a model) keep answering.
         await asyncio.to_thread(
-            wait_for_http, self.url + "/healthz", timeout=30, process=self.process, log=self.log
+            wait_for_http, self.url + "/healthz", process=self.process, log=self.log
         )
 
     def kill(self) -> None:

@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import Connection, select
+from sqlalchemy import Connection, bindparam, select
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.ext.asyncio import AsyncSession
 
@@ -22,16 +22,24 @@ class AgentForRun:
     config: dict[str, Any]
 
 
+_LIVE_AGENT_OF_ACCOUNT = select(Agent.id, Agent.config).where(
+    Agent.account_id == bindparam("b_account_id"), Agent.deleted_at.is_(None)
+)
+# Every run creation reads one of these: built once (see `worker.queue` on why).
+_RUN_AGENT_NAMED = _LIVE_AGENT_OF_ACCOUNT.where(Agent.id == bindparam("b_agent_id"))
+_RUN_AGENT_DEFAULT = _LIVE_AGENT_OF_ACCOUNT.where(Agent.is_default)
+
+
 def run_agent(conn: Connection, *, account_id: int, agent_id: str | None) -> AgentForRun | None:
     """Id and config of the agent a new run uses: the named one unless deleted, else the
     account's default. Synchronous (`Database.point_read`): runs on every run creation."""
-    if agent_id is not None and not AGENT_ID_PATTERN.match(agent_id):
+    if agent_id is None:
+        row = conn.execute(_RUN_AGENT_DEFAULT, {"b_account_id": account_id}).first()
+    elif AGENT_ID_PATTERN.match(agent_id):
+        params = {"b_account_id": account_id, "b_agent_id": agent_id}
+        row = conn.execute(_RUN_AGENT_NAMED, params).first()
+    else:
         return None
-    query = select(Agent.id, Agent.config).where(
-        Agent.account_id == account_id, Agent.deleted_at.is_(None)
-    )
-    query = query.where(Agent.is_default if agent_id is None else Agent.id == agent_id)
-    row = conn.execute(query).first()
     return None if row is None else AgentForRun(id=row.id, config=dict(row.config))
 
 

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import datetime
+import functools
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import SupportsInt, cast
+from typing import Any, SupportsInt, cast
 
 from sqlalchemy import ColumnElement, Table, and_, func, or_, select
 from sqlalchemy.dialects import postgresql, sqlite
@@ -52,18 +53,24 @@ def add_usage(
     One INSERT … ON CONFLICT DO UPDATE: atomic under concurrent writers on PostgreSQL (the row
     lock serialises the increments), and the same statement on SQLite.
     """
-    insert = postgresql.insert if session.get_bind().dialect.name == "postgresql" else sqlite.insert
-    table = AgentUsageDaily.__table__
+    statement = _add_usage_statement(session.get_bind().dialect.name)
     values = {name: increments.get(name, 0) for name in COUNTERS}
-    # The table, not the mapped class: the ORM-enabled INSERT costs more CPU for nothing here.
-    statement = insert(cast(Table, table)).values(
-        account_id=account_id, agent_id=agent_id, day=day, **values
+    session.execute(
+        statement, {"account_id": account_id, "agent_id": agent_id, "day": day, **values}
     )
-    statement = statement.on_conflict_do_update(
+
+
+@functools.cache
+def _add_usage_statement(dialect: str) -> Any:
+    """Built once per dialect (every finished run executes it; building it costs more CPU than
+    running it). The table, not the mapped class: the ORM-enabled INSERT costs more for nothing."""
+    insert = postgresql.insert if dialect == "postgresql" else sqlite.insert
+    table = cast(Table, AgentUsageDaily.__table__)
+    statement = insert(table)
+    return statement.on_conflict_do_update(
         index_elements=[table.c.account_id, table.c.day, table.c.agent_id],
         set_={name: table.c[name] + statement.excluded[name] for name in COUNTERS},
     )
-    session.execute(statement)
 
 
 def _as_counters(sums: Sequence[object]) -> dict[str, int]:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from sqlalchemy import Connection, Row, func, select
+from sqlalchemy import Connection, Row, bindparam, func, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from atrium.db.models import Account, ApiKey
@@ -19,20 +19,27 @@ async def count_accounts(session: AsyncSession) -> int:
     return int(await session.scalar(select(func.count()).select_from(Account)) or 0)
 
 
+# Every request runs it: built once, executed with the key's hash (building a SELECT and its
+# cache key costs more CPU than SQLite's lookup through the unique index).
+_KEY_WITH_ACCOUNT = (
+    select(
+        ApiKey.id,
+        ApiKey.key_hash,
+        ApiKey.tier,
+        ApiKey.revoked_at,
+        Account.id.label("account_id"),
+        Account.name.label("account_name"),
+    )
+    .join(Account, Account.id == ApiKey.account_id)
+    .where(ApiKey.key_hash == bindparam("b_key_hash"))
+)
+
+
 def get_key_with_account(conn: Connection, key_hash: str) -> Row[*tuple[Any, ...]] | None:
     """The key's row with its account's id and name. Every request runs it, through
     `Database.point_read` (a unique index)."""
     row: Row[*tuple[Any, ...]] | None = conn.execute(
-        select(
-            ApiKey.id,
-            ApiKey.key_hash,
-            ApiKey.tier,
-            ApiKey.revoked_at,
-            Account.id.label("account_id"),
-            Account.name.label("account_name"),
-        )
-        .join(Account, Account.id == ApiKey.account_id)
-        .where(ApiKey.key_hash == key_hash)
+        _KEY_WITH_ACCOUNT, {"b_key_hash": key_hash}
     ).first()
     return row
 

@@ -5,11 +5,12 @@ The worker's queue statements (claim, lease, finish) live in `atrium.worker.queu
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 from datetime import datetime
 from typing import Any, cast
 
-from sqlalchemy import Connection, Row, Table, and_, insert, or_, select, update
+from sqlalchemy import Connection, Row, Table, and_, bindparam, insert, or_, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm import Session, defer
 
@@ -87,34 +88,55 @@ async def get_artifact(session: AsyncSession, *, run_id: str, artifact_id: str) 
     )
 
 
+_EVENTS = cast(Table, RunEvent.__table__)
+# The tables, not the mapped classes: an ORM-enabled INSERT goes through the bulk-insert layer
+# (CPU, same SQL).
+_INSERT_THREAD = insert(cast(Table, Thread.__table__))
+_INSERT_RUN = insert(cast(Table, Run.__table__))
+_INSERT_EVENTS = insert(_EVENTS)
+# Plain rows of the table, not RunEvent objects: every stream replays, and building ORM
+# identities for rows that are only turned into JSON was a visible share of a stream's CPU.
+_EVENTS_AFTER = (
+    select(_EVENTS.c.run_id, _EVENTS.c.seq, _EVENTS.c.kind, _EVENTS.c.data, _EVENTS.c.created_at)
+    .where(_EVENTS.c.run_id == bindparam("b_run_id"), _EVENTS.c.seq > bindparam("b_after_seq"))
+    .order_by(_EVENTS.c.seq)
+)
+# The point reads of every create and stream open, built once (see `worker.queue` on why).
+_THREAD_OF_ACCOUNT = select(Thread.id).where(
+    Thread.id == bindparam("b_thread_id"), Thread.account_id == bindparam("b_account_id")
+)
+_RUN_OF_ACCOUNT = select(Run.id).where(
+    Run.id == bindparam("b_run_id"), Run.account_id == bindparam("b_account_id")
+)
+
+
 def events_after(
     conn: Connection, *, run_id: str, after_seq: int, limit: int | None = None
 ) -> Sequence[Row[*tuple[Any, ...]]]:
     """Synchronous: an index range on (run_id, seq); through `Database.point_read` only with a
     `limit` (a stream's replay batches)."""
-    # Plain rows of the table, not RunEvent objects: every stream replays, and building ORM
-    # identities for rows that are only turned into JSON was a visible share of a stream's CPU.
-    table = cast(Table, RunEvent.__table__)
-    query = (
-        select(table.c.run_id, table.c.seq, table.c.kind, table.c.data, table.c.created_at)
-        .where(table.c.run_id == run_id, table.c.seq > after_seq)
-        .order_by(table.c.seq)
-    )
-    if limit is not None:
-        query = query.limit(limit)
-    return conn.execute(query).all()
+    query = _EVENTS_AFTER if limit is None else _events_after_limited(limit)
+    return conn.execute(query, {"b_run_id": run_id, "b_after_seq": after_seq}).all()
+
+
+@functools.cache
+def _events_after_limited(limit: int) -> Any:
+    return _EVENTS_AFTER.limit(limit)
 
 
 def thread_id_of_account(conn: Connection, *, account_id: int, thread_id: str) -> str | None:
     """The thread's id if the account owns it (synchronous: `Database.point_read`)."""
-    return conn.scalar(
-        select(Thread.id).where(Thread.id == thread_id, Thread.account_id == account_id)
-    )
+    params = {"b_thread_id": thread_id, "b_account_id": account_id}
+    found: str | None = conn.scalar(_THREAD_OF_ACCOUNT, params)
+    return found
 
 
 def run_id_of_account(conn: Connection, *, account_id: int, run_id: str) -> str | None:
     """The run's id if the account owns it (synchronous: `Database.point_read`)."""
-    return conn.scalar(select(Run.id).where(Run.id == run_id, Run.account_id == account_id))
+    found: str | None = conn.scalar(
+        _RUN_OF_ACCOUNT, {"b_run_id": run_id, "b_account_id": account_id}
+    )
+    return found
 
 
 def insert_run(
@@ -127,16 +149,15 @@ def insert_run(
     """A new run (and its new thread) with its `run.queued` event: one synchronous write for
     the write batcher (see `Database.write_sync`). The tables, not the mapped classes."""
     if thread is not None:
-        session.execute(insert(cast(Table, Thread.__table__)), [thread])
+        session.execute(_INSERT_THREAD, [thread])
     row = {("metadata" if name == "run_metadata" else name): value for name, value in run.items()}
-    session.execute(insert(cast(Table, Run.__table__)), [row])
-    session.execute(insert(cast(Table, RunEvent.__table__)), [event])
+    session.execute(_INSERT_RUN, [row])
+    session.execute(_INSERT_EVENTS, [event])
 
 
 async def insert_events(session: AsyncSession, rows: Sequence[dict[str, Any]]) -> None:
     if rows:
-        # The table, not the mapped class: skips the ORM bulk-insert layer (CPU, same SQL).
-        await session.execute(insert(cast(Table, RunEvent.__table__)), list(rows))
+        await session.execute(_INSERT_EVENTS, list(rows))
 
 
 async def cancel_queued(session: AsyncSession, *, run_id: str, now: datetime) -> int | None:

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Final, cast
 
-from sqlalchemy import Table, and_, delete, func, insert, or_, select, update
+from sqlalchemy import Table, and_, bindparam, delete, func, insert, or_, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm import Session
 
@@ -63,17 +63,17 @@ async def delete_endpoint(session: AsyncSession, *, webhook_id: str) -> None:
     await session.execute(delete(_ENDPOINTS).where(_ENDPOINTS.c.id == webhook_id))
 
 
-def _subscribed(account_id: int) -> Any:
-    return select(_ENDPOINTS.c.id, _ENDPOINTS.c.url, _ENDPOINTS.c.events).where(
-        _ENDPOINTS.c.account_id == account_id
-    )
+# Read by every run's terminal transaction: built once, executed with the account's id.
+_SUBSCRIBED = select(_ENDPOINTS.c.id, _ENDPOINTS.c.url, _ENDPOINTS.c.events).where(
+    _ENDPOINTS.c.account_id == bindparam("b_account_id")
+)
 
 
 def subscribed_endpoints(
     session: Session, *, account_id: int
 ) -> Sequence[tuple[str, str, list[str]]]:
     """(id, url, events) of the account's endpoints: one indexed read, no ORM objects."""
-    rows = session.execute(_subscribed(account_id))
+    rows = session.execute(_SUBSCRIBED, {"b_account_id": account_id})
     return [(row.id, row.url, list(row.events)) for row in rows]
 
 

@@ -42,7 +42,10 @@ class WriteBatcher:
         self._stopping = False
 
     def start(self) -> None:
-        # A stopped batcher may start again (an app's lifespan can run more than once).
+        # A stopped batcher may start again (an app's lifespan can run more than once), but a
+        # second drain task beside a running one would be orphaned: nothing would stop it.
+        if self._task is not None and not self._task.done():
+            raise RuntimeError("this write batcher is already running")
         self._stopping = False
         self._queue = asyncio.Queue()
         self._task = asyncio.create_task(self._drain(), name="atrium-write-batcher")

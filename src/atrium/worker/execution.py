@@ -137,7 +137,10 @@ class RunExecution:
         recorded = [0]
 
         def write(session: Session) -> bool:
-            if not queue.finish(session, run_id=claim.run_id, owner=owner, values=values):
+            held = queue.finish(
+                session, run_id=claim.run_id, owner=owner, attempt=claim.attempt, values=values
+            )
+            if not held:
                 return False
             queue.insert_events(session, rows)
             queue.release_thread(session, thread_id=claim.thread_id, run_id=claim.run_id)

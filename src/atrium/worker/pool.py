@@ -74,6 +74,8 @@ class WorkerPool:
         )
 
     async def start(self) -> None:
+        if self._loops:
+            raise RuntimeError("this worker pool is already running")
         if self._owns_batcher:
             self.batcher.start()
         self.broker.on_wake(self.wake)
@@ -86,10 +88,26 @@ class WorkerPool:
         self.webhooks.start()
 
     async def stop(self) -> None:
-        """Stop claiming, stop the runs in progress and hand them back to the queue."""
-        for task in self._loops:
+        """Stop claiming, stop the runs in progress and hand them back to the queue.
+
+        Bounded by `shutdown_timeout_seconds`: a stop that hangs (a database that stopped
+        answering) must not keep the process alive; runs not handed back are recovered when
+        their leases expire.
+        """
+        try:
+            await asyncio.wait_for(self._stop(), self.settings.shutdown_timeout_seconds)
+        except TimeoutError:
+            log.error(
+                "the worker pool did not stop within %s s; its runs are re-queued when their "
+                "leases expire",
+                self.settings.shutdown_timeout_seconds,
+            )
+
+    async def _stop(self) -> None:
+        loops, self._loops = self._loops, []
+        for task in loops:
             task.cancel()
-        await asyncio.gather(*self._loops, return_exceptions=True)
+        await asyncio.gather(*loops, return_exceptions=True)
         await self.webhooks.stop()
         for task in list(self._run_tasks):
             task.cancel()
@@ -154,15 +172,24 @@ class WorkerPool:
                 claim=claim,
                 owner=self.owner,
             )
+            stale = self._executions.get(claim.run_id)
+            if stale is not None:
+                # This process's own lease of the run expired (its loop stalled past it) and
+                # the run came back to it: the earlier execution lost it and must stop.
+                stale.recorder.lost = True
+                stale.request_cancel()
             self._executions[claim.run_id] = execution
             task = asyncio.create_task(execution.run(), name=f"atrium-run-{claim.run_id}")
             self._run_tasks.add(task)
-            task.add_done_callback(functools.partial(self._done, claim.run_id))
+            task.add_done_callback(functools.partial(self._done, claim.run_id, execution))
         return claimed
 
-    def _done(self, run_id: str, task: asyncio.Task[None]) -> None:
+    def _done(self, run_id: str, execution: RunExecution, task: asyncio.Task[None]) -> None:
         self._run_tasks.discard(task)
-        self._executions.pop(run_id, None)
+        # Only this execution's entry: a stale one ending must not free the slot of the run's
+        # newer execution (the pool would then claim past its concurrency).
+        if self._executions.get(run_id) is execution:
+            del self._executions[run_id]
         if not task.cancelled() and task.exception() is not None:
             log.error("run %s task failed", run_id, exc_info=task.exception())
         # A slot is free, and the thread's next run may be claimable now.

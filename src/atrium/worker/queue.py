@@ -11,12 +11,13 @@ re-queued and claimed elsewhere) therefore writes nothing: no second result, art
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any, cast
 
-from sqlalchemy import Table, and_, delete, exists, func, insert, or_, select, update
+from sqlalchemy import Table, and_, bindparam, delete, exists, func, insert, or_, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm import Session, aliased, defer
 
@@ -31,6 +32,100 @@ _RUNS = cast(Table, Run.__table__)
 _THREADS = cast(Table, Thread.__table__)
 _EVENTS = cast(Table, RunEvent.__table__)
 _ARTIFACTS = cast(Table, Artifact.__table__)
+
+# The statements of every run are built once, with bound parameters, and executed with each
+# run's values: building an UPDATE and computing its cache key cost several times more CPU than
+# executing it (1.3 vs 0.3 ms measured on SQLite), about a dozen times per run.
+_INSERT_EVENTS = insert(_EVENTS)
+_INSERT_ARTIFACT = insert(_ARTIFACTS)
+_TAKE_THREAD = (
+    update(_THREADS)
+    .where(_THREADS.c.id == bindparam("b_thread_id"), _THREADS.c.active_run_id.is_(None))
+    .values(active_run_id=bindparam("b_run_id"))
+    .returning(_THREADS.c.id)
+)
+_RELEASE_THREAD = (
+    update(_THREADS)
+    .where(
+        _THREADS.c.id == bindparam("b_thread_id"), _THREADS.c.active_run_id == bindparam("b_run_id")
+    )
+    .values(active_run_id=None)
+)
+_START_RUN = (
+    update(_RUNS)
+    .where(_RUNS.c.id == bindparam("b_run_id"), _RUNS.c.status == "queued")
+    .values(
+        status="running",
+        attempts=_RUNS.c.attempts + 1,
+        lease_owner=bindparam("b_owner"),
+        lease_expires_at=bindparam("b_lease_expires_at"),
+        started_at=func.coalesce(
+            _RUNS.c.started_at, bindparam("b_now", type_=_RUNS.c.started_at.type)
+        ),
+        last_event_seq=_RUNS.c.last_event_seq + 1,
+    )
+    .returning(
+        _RUNS.c.account_id,
+        _RUNS.c.agent_id,
+        _RUNS.c.model,
+        _RUNS.c.prompt,
+        _RUNS.c.agent_config,
+        _RUNS.c.attempts,
+        _RUNS.c.last_event_seq,
+        _RUNS.c.created_at,
+        _RUNS.c.cancel_requested,
+        _RUNS.c.webhook_url,
+    )
+)
+# Held: still running under this owner's lease, and on this attempt. The attempt matters when
+# one process claims a run again after its own lease of it expired (a stalled event loop): the
+# owner is the same, and only the attempt tells the stale execution from the new one.
+_HELD = and_(
+    _RUNS.c.id == bindparam("b_run_id"),
+    _RUNS.c.lease_owner == bindparam("b_owner"),
+    _RUNS.c.attempts == bindparam("b_attempt"),
+    _RUNS.c.status == "running",
+)
+_CHECKPOINT = (
+    update(_RUNS)
+    .where(_HELD)
+    .values(
+        last_event_seq=bindparam("b_last_event_seq"),
+        lease_expires_at=bindparam("b_lease_expires_at"),
+    )
+    .returning(_RUNS.c.cancel_requested)
+)
+_DELETE_ARTIFACT = delete(_ARTIFACTS).where(
+    _ARTIFACTS.c.run_id == bindparam("b_run_id"), _ARTIFACTS.c.name == bindparam("b_name")
+)
+_THREAD_HISTORY = (
+    select(_RUNS.c.messages)
+    .where(
+        _RUNS.c.thread_id == bindparam("b_thread_id"),
+        _RUNS.c.status == "completed",
+        _RUNS.c.id != bindparam("b_run_id"),
+        or_(
+            _RUNS.c.created_at < bindparam("b_created_at"),
+            and_(
+                _RUNS.c.created_at == bindparam("b_created_at"),
+                _RUNS.c.id < bindparam("b_run_id"),
+            ),
+        ),
+    )
+    .order_by(_RUNS.c.created_at, _RUNS.c.id)
+)
+
+
+@functools.cache
+def _finish_statement(columns: tuple[str, ...]) -> Any:
+    """The terminal UPDATE setting `columns` (one statement per set of columns, built once)."""
+    values: dict[str, Any] = {name: bindparam(f"b_{name}") for name in columns}
+    return (
+        update(_RUNS)
+        .where(_HELD)
+        .values(lease_owner=None, lease_expires_at=None, **values)
+        .returning(_RUNS.c.id)
+    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,6 +160,7 @@ class ExpiredRun:
     lease_owner: str | None
 
 
+@functools.cache
 def _claimable(limit: int, *, lock: bool) -> Any:
     earlier = aliased(Run)
     # The oldest queued run of each thread whose thread has nothing running: runs of one thread
@@ -105,42 +201,18 @@ def claim(
     claimed: list[ClaimedRun] = []
     for run_id, thread_id in candidates:
         # The thread mutex: a conditional update, so two workers cannot start one thread twice.
-        took = session.execute(
-            update(_THREADS)
-            .where(_THREADS.c.id == thread_id, _THREADS.c.active_run_id.is_(None))
-            .values(active_run_id=run_id)
-            .returning(_THREADS.c.id)
-        )
+        took = session.execute(_TAKE_THREAD, {"b_thread_id": thread_id, "b_run_id": run_id})
         if took.first() is None:
             continue
-        row = (
-            session.execute(
-                update(_RUNS)
-                .where(_RUNS.c.id == run_id, _RUNS.c.status == "queued")
-                .values(
-                    status="running",
-                    attempts=_RUNS.c.attempts + 1,
-                    lease_owner=owner,
-                    lease_expires_at=now + timedelta(seconds=lease_seconds),
-                    started_at=func.coalesce(_RUNS.c.started_at, now),
-                    last_event_seq=_RUNS.c.last_event_seq + 1,
-                )
-                .returning(
-                    _RUNS.c.account_id,
-                    _RUNS.c.agent_id,
-                    _RUNS.c.model,
-                    _RUNS.c.prompt,
-                    _RUNS.c.agent_config,
-                    _RUNS.c.attempts,
-                    _RUNS.c.last_event_seq,
-                    _RUNS.c.created_at,
-                    _RUNS.c.cancel_requested,
-                    _RUNS.c.webhook_url,
-                )
-            )
-        ).first()
+        started_values = {
+            "b_run_id": run_id,
+            "b_owner": owner,
+            "b_lease_expires_at": now + timedelta(seconds=lease_seconds),
+            "b_now": now,
+        }
+        row = session.execute(_START_RUN, started_values).first()
         if row is None:
-            session.execute(_release(thread_id=thread_id, run_id=run_id))
+            release_thread(session, thread_id=thread_id, run_id=run_id)
             continue
         started = events.event_row(
             run_id,
@@ -149,7 +221,7 @@ def claim(
             {"status": "running", "attempt": row.attempts},
             now,
         )
-        session.execute(insert(_EVENTS), [started])
+        session.execute(_INSERT_EVENTS, [started])
         claimed.append(
             ClaimedRun(
                 run_id=run_id,
@@ -173,16 +245,8 @@ def claim(
     return claimed
 
 
-def _release(*, thread_id: str, run_id: str) -> Any:
-    return (
-        update(_THREADS)
-        .where(_THREADS.c.id == thread_id, _THREADS.c.active_run_id == run_id)
-        .values(active_run_id=None)
-    )
-
-
 def release_thread(session: Session, *, thread_id: str, run_id: str) -> None:
-    session.execute(_release(thread_id=thread_id, run_id=run_id))
+    session.execute(_RELEASE_THREAD, {"b_thread_id": thread_id, "b_run_id": run_id})
 
 
 def checkpoint(
@@ -190,45 +254,41 @@ def checkpoint(
     *,
     run_id: str,
     owner: str,
+    attempt: int,
     last_event_seq: int,
     lease_seconds: float,
     event_rows: Sequence[dict[str, Any]],
 ) -> bool | None:
     """Persist events and renew the lease. The cancel flag, or None when the lease is lost."""
-    flag = session.scalar(
-        update(_RUNS)
-        .where(_RUNS.c.id == run_id, _RUNS.c.lease_owner == owner, _RUNS.c.status == "running")
-        .values(
-            last_event_seq=last_event_seq,
-            lease_expires_at=utcnow() + timedelta(seconds=lease_seconds),
-        )
-        .returning(_RUNS.c.cancel_requested)
-    )
+    renewed = {
+        "b_run_id": run_id,
+        "b_owner": owner,
+        "b_attempt": attempt,
+        "b_last_event_seq": last_event_seq,
+        "b_lease_expires_at": utcnow() + timedelta(seconds=lease_seconds),
+    }
+    flag = session.scalar(_CHECKPOINT, renewed)
     if flag is None:
         return None
     if event_rows:
-        session.execute(insert(_EVENTS), list(event_rows))
+        session.execute(_INSERT_EVENTS, list(event_rows))
     return bool(flag)
 
 
 def put_artifact(session: Session, values: dict[str, Any]) -> None:
     """Store an artifact; a second write of the same name in the run replaces the first."""
-    session.execute(
-        delete(_ARTIFACTS).where(
-            _ARTIFACTS.c.run_id == values["run_id"], _ARTIFACTS.c.name == values["name"]
-        )
-    )
-    session.execute(insert(_ARTIFACTS), [values])
+    session.execute(_DELETE_ARTIFACT, {"b_run_id": values["run_id"], "b_name": values["name"]})
+    session.execute(_INSERT_ARTIFACT, [values])
 
 
-def finish(session: Session, *, run_id: str, owner: str, values: dict[str, Any]) -> bool:
+def finish(
+    session: Session, *, run_id: str, owner: str, attempt: int, values: dict[str, Any]
+) -> bool:
     """Write the terminal state while holding the lease; False (nothing written) otherwise."""
-    done = session.execute(
-        update(_RUNS)
-        .where(_RUNS.c.id == run_id, _RUNS.c.lease_owner == owner, _RUNS.c.status == "running")
-        .values(lease_owner=None, lease_expires_at=None, **values)
-        .returning(_RUNS.c.id)
-    )
+    statement = _finish_statement(tuple(sorted(values)))
+    held = {"b_run_id": run_id, "b_owner": owner, "b_attempt": attempt}
+    params = {f"b_{name}": value for name, value in values.items()}
+    done = session.execute(statement, {**held, **params})
     return done.first() is not None
 
 
@@ -313,17 +373,8 @@ def _thread_history(
     """Stored messages of the thread's completed runs created before this one, oldest first.
     Read by the claim, in the writer's transaction: no extra read session per run."""
     rows = session.scalars(
-        select(Run.messages)
-        .where(
-            Run.thread_id == thread_id,
-            Run.status == "completed",
-            Run.id != run_id,
-            or_(
-                Run.created_at < created_at,
-                and_(Run.created_at == created_at, Run.id < run_id),
-            ),
-        )
-        .order_by(Run.created_at, Run.id)
+        _THREAD_HISTORY,
+        {"b_thread_id": thread_id, "b_run_id": run_id, "b_created_at": created_at},
     )
     return [messages for messages in rows if messages]
 
@@ -350,7 +401,7 @@ async def thread_artifact(session: AsyncSession, *, thread_id: str, name: str) -
 
 def insert_events(session: Session, rows: Sequence[dict[str, Any]]) -> None:
     if rows:
-        session.execute(insert(_EVENTS), list(rows))
+        session.execute(_INSERT_EVENTS, list(rows))
 
 
 def thread_of(session: Session, *, run_id: str) -> str:

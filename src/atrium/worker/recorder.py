@@ -160,12 +160,14 @@ class RunRecorder:
             rows, self._pending = self._pending, []
             seq = rows[-1]["seq"] if rows else self._seq
             run_id, owner, lease = self.claim.run_id, self.owner, self.settings.run_lease_seconds
+            attempt = self.claim.attempt
 
             def write(session: Session) -> bool | None:
                 flag = queue.checkpoint(
                     session,
                     run_id=run_id,
                     owner=owner,
+                    attempt=attempt,
                     last_event_seq=seq,
                     lease_seconds=lease,
                     event_rows=rows,
