@@ -18,7 +18,14 @@ import pytest
 
 from atrium.client import Client
 from tests.client.conftest import BOOTSTRAP_KEY, SLOW_MODEL, SLOW_WORDS
-from tests.processes import ATRIUM, atrium_env, free_port, stop_process, wait_for_http
+from tests.processes import (
+    ATRIUM,
+    START_TIMEOUT,
+    atrium_env,
+    free_port,
+    stop_process,
+    wait_for_http,
+)
 
 ANSWER = " ".join(f"word{i}" for i in range(1, SLOW_WORDS + 1))
 
@@ -51,7 +58,7 @@ class Restartable:
                 stderr=subprocess.STDOUT,
                 text=True,
             )
-        wait_for_http(f"{self.url}/healthz", timeout=60, process=self.process, log=self.log)
+        wait_for_http(f"{self.url}/healthz", process=self.process, log=self.log)
 
     def kill(self) -> None:
         assert self.process is not None
@@ -67,6 +74,20 @@ def restartable(tmp_path: Path, slow_llm: str) -> Iterator[Restartable]:
         stop_process(server.process)
 
 
+def _wait_until_answer_streams(url: str, agent_id: str, follower: subprocess.Popen[str]) -> None:
+    """Wait until the follower's run exists and its answer has started streaming, so the kill
+    lands in the middle of a live run however slowly the command and the server start."""
+    deadline = time.monotonic() + START_TIMEOUT
+    with Client(url, BOOTSTRAP_KEY) as client:
+        while time.monotonic() < deadline:
+            assert follower.poll() is None, follower.communicate()
+            runs = client.runs.list(agent_id=agent_id).data
+            if runs and any(e.event == "message.delta" for e in client.runs.events(runs[0].run_id)):
+                return
+            time.sleep(0.1)
+    raise AssertionError("the run's answer did not start streaming")
+
+
 def test_run_is_followed_across_a_server_restart(restartable: Restartable) -> None:
     with Client(restartable.url, BOOTSTRAP_KEY) as client:
         agent = client.agents.create("slow", config={"model": SLOW_MODEL, "tools": []})
@@ -77,7 +98,7 @@ def test_run_is_followed_across_a_server_restart(restartable: Restartable) -> No
         stderr=subprocess.PIPE,
         text=True,
     )
-    time.sleep(1.5)  # about a third of the answer has streamed
+    _wait_until_answer_streams(restartable.url, agent.agent_id, follower)
     restartable.kill()
     with pytest.raises(httpx.TransportError):
         httpx.get(f"{restartable.url}/healthz", timeout=1)

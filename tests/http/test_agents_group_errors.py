@@ -130,8 +130,11 @@ async def test_rate_headers_are_consistent_across_200_400_404_and_429(
     client: httpx.AsyncClient, auth: dict[str, str]
 ) -> None:
     before = time.time()
+    first = await client.post("/v1/agents", json={"name": "ok"}, headers=auth)  # 201
+    # The window opens at the first hit, somewhere between `before` and now.
+    after_first = time.time()
     responses = [
-        await client.post("/v1/agents", json={"name": "ok"}, headers=auth),  # 201
+        first,
         await client.get("/v1/agents", headers=auth),  # 200
         await client.post("/v1/agents", json={"name": ""}, headers=auth),  # 400
         await client.get("/v1/agents/agt_missing", headers=auth),  # 404
@@ -147,7 +150,7 @@ async def test_rate_headers_are_consistent_across_200_400_404_and_429(
     resets = {reset for _, _, reset in readings}
     assert len(resets) == 1
     (reset,) = resets
-    assert before < reset <= before + 3600 + 1
+    assert before < reset <= after_first + 3600 + 1  # rounded up to whole seconds
 
     limited = await client.get("/v1/agents", headers=auth)
     details = assert_error(limited, 429, "RATE_LIMITED")
