@@ -9,7 +9,6 @@ dies mid-attempt leaves the lease to expire, and the delivery is sent again with
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 import random
 import time
@@ -23,6 +22,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from atrium.db.engine import Database
 from atrium.kit.time import as_utc, utcnow
+from atrium.kit.waiting import wait_event
 from atrium.runs import presenters
 from atrium.runs import service as runs_service
 from atrium.settings import Settings
@@ -112,8 +112,7 @@ class WebhookSender:
             if self._next_due is not None:
                 until = (as_utc(self._next_due) - utcnow()).total_seconds()
                 wait = min(wait, max(until, 0.01))
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self._wake.wait(), wait)
+            await wait_event(self._wake, wait)
 
     def _done(self, task: asyncio.Task[None]) -> None:
         self._sends.discard(task)

@@ -9,7 +9,6 @@ it has used `run_max_attempts`.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import functools
 import logging
 import os
@@ -21,6 +20,7 @@ from sqlalchemy.orm import Session
 
 from atrium.db.engine import Database
 from atrium.kit.time import utcnow
+from atrium.kit.waiting import wait_event
 from atrium.runs import events
 from atrium.runs.broker import Broker
 from atrium.runs.terminal import record_terminal
@@ -150,8 +150,7 @@ class WorkerPool:
                     continue
                 if len(claimed) == wanted:
                     continue  # there may be more waiting
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self._wake.wait(), self.settings.run_poll_seconds)
+            await wait_event(self._wake, self.settings.run_poll_seconds)
 
     async def _claim(self, limit: int) -> list[queue.ClaimedRun]:
         owner, lease, lock_rows = self.owner, self.settings.run_lease_seconds, self._lock_rows
