@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -125,3 +126,18 @@ def test_migrate_is_idempotent(cli_env: dict[str, str]) -> None:
     second = run_cli(cli_env, "migrate")
     assert second.returncode == 0
     assert "up to date" in second.stdout
+
+
+def test_client_commands_start_without_the_server() -> None:
+    """`atrium run` and the other client commands import neither the database layer nor the
+    web framework nor the agent library: they are most of a process's start-up."""
+    probe = (
+        "import sys; from atrium.cli import app; "
+        "print(sorted({name.split('.')[0] for name in sys.modules}))"
+    )
+    loaded = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, timeout=60, check=True
+    ).stdout
+    for server_side in ("sqlalchemy", "alembic", "fastapi", "uvicorn", "pydantic_ai", "openai"):
+        assert f"'{server_side}'" not in loaded, server_side
+    assert "'typer'" in loaded and "'httpx'" in loaded  # the probe did load the command
