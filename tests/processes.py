@@ -14,6 +14,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -144,3 +145,20 @@ def slow_llm(*, pause: float, words: int) -> Iterator[str]:
         yield f"http://127.0.0.1:{port}/v1"
     finally:
         stop_process(process, timeout=10)
+
+
+def new_account_key(env: dict[str, str], *, tier: str = "standard") -> str:
+    """A key of a new, empty account on the database of a server started with `env`.
+
+    Made in this process through the same function as `atrium keys create` (whose command has
+    its own tests in tests/test_cli.py): a CLI process per key cost ~2 s of start-up per test.
+    It runs in a thread of its own because the caller may be inside an event loop.
+    """
+    from atrium import operations
+    from atrium.settings import Settings
+
+    settings = Settings(_env_file=None, database_url=env["ATRIUM_DATABASE_URL"])
+    account = f"test-{time.monotonic_ns()}"
+    with ThreadPoolExecutor(max_workers=1) as thread:
+        made = thread.submit(operations.create_key, settings, account=account, tier=tier)
+        return made.result(timeout=60).key

@@ -7,9 +7,7 @@ long enough to follow a run live, cancel it, or drop its stream in the middle.
 
 from __future__ import annotations
 
-import re
 import subprocess
-import time
 from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -18,10 +16,16 @@ import pytest
 
 from atrium.client import AsyncClient, Client
 from tests import processes
-from tests.processes import ATRIUM, atrium_env, free_port, stop_process, wait_for_http
+from tests.processes import (
+    ATRIUM,
+    atrium_env,
+    free_port,
+    new_account_key,
+    stop_process,
+    wait_for_http,
+)
 
 BOOTSTRAP_KEY = "atr_client-tests-bootstrap-key-0123456789"
-KEY_PATTERN = re.compile(r"atr_[A-Za-z0-9_-]{20,}")
 SLOW_MODEL = "openai-compatible:slow"
 SLOW_WORDS = 30
 SLOW_PAUSE = 0.1
@@ -41,11 +45,8 @@ class Server:
         )
 
     def new_key(self, tier: str = "standard") -> str:
-        """A key of a new account (made with `atrium keys create`), so a test starts empty."""
-        account = f"client-test-{time.monotonic_ns()}"
-        made = self.cli("keys", "create", "--account", account, "--tier", tier)
-        assert made.returncode == 0, made.stderr
-        return KEY_PATTERN.findall(made.stdout)[-1]
+        """A key of a new account, so a test starts empty."""
+        return new_account_key(self.env, tier=tier)
 
 
 def _serve(tmp: Path, name: str, llm_url: str, **extra: str) -> Iterator[Server]:

@@ -15,7 +15,7 @@ def test_account_tells_who_the_key_acts_for(server: Server) -> None:
     with Client(server.url, premium) as client:
         account = client.account()
     assert account.key.tier == "premium"
-    assert account.account.name.startswith("client-test-")
+    assert account.account.name.startswith("test-")  # new_account_key's accounts
     with Client(server.url, BOOTSTRAP_KEY) as client:
         assert client.account().account.name == "default"
 

@@ -10,7 +10,6 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
-import time
 from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -19,7 +18,14 @@ from typing import Any
 import pytest
 
 from tests import processes
-from tests.processes import ATRIUM, atrium_env, free_port, stop_process, wait_for_http
+from tests.processes import (
+    ATRIUM,
+    atrium_env,
+    free_port,
+    new_account_key,
+    stop_process,
+    wait_for_http,
+)
 
 SCREENSHOTS = Path(__file__).parent / "screenshots"
 BOOTSTRAP_KEY = "atr_dashboard-e2e-bootstrap-key-0123456789"
@@ -51,17 +57,8 @@ class Server:
     log: Path
 
     def new_key(self) -> str:
-        """A key of a new, empty account (made with `atrium keys create`)."""
-        account = f"dashboard-{time.monotonic_ns()}"
-        made = subprocess.run(
-            [ATRIUM, "keys", "create", "--account", account],
-            env=self.env,
-            capture_output=True,
-            text=True,
-            timeout=60,
-        )
-        assert made.returncode == 0, made.stderr
-        return next(word for word in made.stdout.split() if word.startswith("atr_"))
+        """A key of a new, empty account."""
+        return new_account_key(self.env)
 
 
 @pytest.fixture(scope="session")

@@ -21,7 +21,14 @@ import pytest
 
 from tests import processes
 from tests.conftest import POSTGRES_URL, REDIS_URL, _create_postgres_database
-from tests.processes import ATRIUM, atrium_env, free_port, stop_process, wait_for_port
+from tests.processes import (
+    ATRIUM,
+    atrium_env,
+    free_port,
+    new_account_key,
+    stop_process,
+    wait_for_port,
+)
 
 pytestmark = [pytest.mark.postgres, pytest.mark.redis]
 KEY = re.compile(r"atr_[A-Za-z0-9_-]{20,}")
@@ -78,15 +85,7 @@ class Topology:
         return proc
 
     def new_key(self, tier: str = "standard") -> str:
-        made = subprocess.run(
-            [ATRIUM, "keys", "create", "--account", f"acct-{secrets.token_hex(4)}", "--tier", tier],
-            env=self.env,
-            capture_output=True,
-            text=True,
-            timeout=60,
-            check=True,
-        )
-        return KEY.findall(made.stdout)[-1]
+        return new_account_key(self.env, tier=tier)
 
     def stop_all(self) -> None:
         for proc in self.procs:
