@@ -14,6 +14,7 @@ import sys
 import termios
 import time
 from collections.abc import Iterator
+from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -106,7 +107,9 @@ def test_runs_list_get_and_artifacts_download(user: Server, api_key: str, tmp_pa
     assert shown.returncode == 0 and run.result and run.result in shown.stdout
 
     target = tmp_path / "artifacts"
-    downloaded = user.cli("artifacts", "download", run.run_id, "-o", str(target))
+    # On a console narrower than the path, the path is still printed whole, on one line.
+    narrow = replace(user, env={**user.env, "COLUMNS": "40"})
+    downloaded = narrow.cli("artifacts", "download", run.run_id, "-o", str(target))
     assert downloaded.returncode == 0, downloaded.stderr
     saved = target / "answer.md"
     assert hashlib.sha256(saved.read_bytes()).hexdigest() == run.artifacts[0].sha256

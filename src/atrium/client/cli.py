@@ -32,10 +32,12 @@ from atrium.client.models import MessageDelta, Run, RunEvent, RunStarted
 
 T = TypeVar("T")
 
-# Piped output is not cut to 80 columns: ids in tables stay whole.
+# Piped output is not cut to 80 columns: ids in tables stay whole. Lines of text are never
+# wrapped (soft wrap): a path or an id split over two lines breaks scripts and copy-paste, and
+# a terminal wraps long lines by itself.
 _PIPED_WIDTH = None if sys.stdout.isatty() or "COLUMNS" in os.environ else 160
-console = Console(highlight=False, width=_PIPED_WIDTH)
-errors = Console(stderr=True, highlight=False)
+console = Console(highlight=False, width=_PIPED_WIDTH, soft_wrap=True)
+errors = Console(stderr=True, highlight=False, soft_wrap=True)
 
 UrlOption = Annotated[
     str | None,
