@@ -14,6 +14,13 @@ async def test_healthz_answers_without_a_key(client: httpx.AsyncClient) -> None:
     assert len(response.headers["x-request-id"]) >= 16
 
 
+async def test_health_answers_head_probes(client: httpx.AsyncClient) -> None:
+    for path in ("/healthz", "/readyz"):
+        response = await client.head(path)
+        assert response.status_code == 200, path
+        assert response.content == b""
+
+
 async def test_readyz_checks_the_database(client: httpx.AsyncClient) -> None:
     response = await client.get("/readyz")
     assert response.status_code == 200

@@ -40,6 +40,12 @@ async def readyz(db: DatabaseDep, request: Request) -> JSONResponse:
     )
 
 
+# HEAD too, for load balancers and uptime checkers that probe with it; left out of the schema,
+# where it would repeat the GET operation.
+router.add_api_route("/healthz", healthz, methods=["HEAD"], include_in_schema=False)
+router.add_api_route("/readyz", readyz, methods=["HEAD"], include_in_schema=False)
+
+
 @router.get("/metrics", response_class=Response)
 async def metrics(request: Request) -> Response:
     """Prometheus text format: request counts and latencies by route template."""
