@@ -4,6 +4,7 @@ the retry schedule."""
 from __future__ import annotations
 
 import base64
+import random
 from datetime import UTC, datetime
 
 import pytest
@@ -68,3 +69,13 @@ def test_the_default_retry_schedule() -> None:
         assert nominal * 0.9 <= wait <= min(nominal * 1.1, 21600)
     assert backoff_seconds(settings, 20) == pytest.approx(21600, rel=0.1)
     assert backoff_seconds(settings, 20) <= 21600
+
+
+def test_the_jitter_leaves_the_process_wide_random_state_alone() -> None:
+    """The sender runs in the host's process: its jitter must not move `random`'s state (in
+    the fuzz tests, a delivery retried in the background broke Hypothesis's determinism)."""
+    settings = Settings(_env_file=None)
+    state = random.getstate()
+    waits = {backoff_seconds(settings, 1) for _ in range(20)}
+    assert random.getstate() == state
+    assert len(waits) > 1, "still jittered"
