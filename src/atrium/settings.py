@@ -149,6 +149,12 @@ class Settings(BaseSettings):
     webhook_max_endpoints_per_account: int = Field(
         20, ge=1, description="Webhook endpoints one account may register."
     )
+    webhook_retention_days: float = Field(
+        30.0,
+        ge=0,
+        description="Delivered and failed webhook deliveries are deleted this many days after "
+        "they were created (0 keeps them).",
+    )
 
 
 @lru_cache

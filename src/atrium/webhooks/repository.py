@@ -179,6 +179,24 @@ async def claim_due(
     return [DueDelivery(*row) for row in rows.all()]
 
 
+# --- retention ----------------------------------------------------------------------------------
+FINISHED: Final = ("delivered", "failed")
+
+
+async def purge_finished(session: AsyncSession, *, created_before: datetime, limit: int) -> int:
+    """Delete up to `limit` delivered or failed deliveries created before `created_before`;
+    how many were deleted. Pending ones stay whatever their age: they are still owed."""
+    oldest = (
+        select(_DELIVERIES.c.id)
+        .where(_DELIVERIES.c.status.in_(FINISHED), _DELIVERIES.c.created_at < created_before)
+        .limit(limit)
+    )
+    result = await session.execute(
+        delete(_DELIVERIES).where(_DELIVERIES.c.id.in_(oldest.scalar_subquery()))
+    )
+    return int(cast(Any, result).rowcount or 0)
+
+
 async def record_attempt(
     session: AsyncSession, *, delivery_id: str, values: dict[str, Any]
 ) -> None:

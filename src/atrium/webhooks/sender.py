@@ -13,6 +13,7 @@ import logging
 import random
 import time
 from datetime import datetime, timedelta
+from functools import partial
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -38,6 +39,10 @@ _LEASE_MARGIN_SECONDS = 30.0
 # Jitter from a generator of our own: the process-wide `random` state belongs to the host
 # program (drawing from it in the background broke Hypothesis's determinism in the fuzz tests).
 _jitter = random.Random()
+# Retention: finished deliveries past `webhook_retention_days` are deleted at start-up and then
+# hourly, in batches, each its own short write transaction so run writes keep flowing.
+_PURGE_EVERY_SECONDS = 3600.0
+_PURGE_BATCH = 1000
 
 
 def backoff_seconds(settings: Settings, attempts: int) -> float:
@@ -67,6 +72,7 @@ class WebhookSender:
         self.lock_rows = lock_rows
         self._wake = asyncio.Event()
         self._loop_task: asyncio.Task[None] | None = None
+        self._purge_task: asyncio.Task[None] | None = None
         self._sends: set[asyncio.Task[None]] = set()
         self._http: httpx.AsyncClient | None = None
         # When the earliest pending retry is due, as last read: the loop sleeps until then
@@ -82,11 +88,16 @@ class WebhookSender:
         )
         outbox.register_waker(self)
         self._loop_task = asyncio.create_task(self._loop(), name="atrium-webhooks")
+        if self.settings.webhook_retention_days > 0:
+            self._purge_task = asyncio.create_task(
+                self._purge_loop(), name="atrium-webhook-retention"
+            )
 
     async def stop(self) -> None:
         """Stop sending; an attempt cut off here is sent again once its lease expires."""
         outbox.unregister_waker(self)
-        tasks = [*self._sends, *([self._loop_task] if self._loop_task else [])]
+        loops = [task for task in (self._loop_task, self._purge_task) if task is not None]
+        tasks = [*self._sends, *loops]
         for task in tasks:
             task.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)
@@ -116,6 +127,32 @@ class WebhookSender:
                 until = (as_utc(self._next_due) - utcnow()).total_seconds()
                 wait = min(wait, max(until, 0.01))
             await wait_event(self._wake, wait)
+
+    async def _purge_loop(self) -> None:
+        while True:
+            try:
+                await self.purge_expired()
+            except Exception:  # the next purge catches up
+                log.exception("deleting old webhook deliveries failed; trying again later")
+            await asyncio.sleep(_PURGE_EVERY_SECONDS)
+
+    async def purge_expired(self) -> int:
+        """Delete the delivered and failed deliveries older than the retention; how many."""
+        days = self.settings.webhook_retention_days
+        if days <= 0:
+            return 0
+        cutoff = utcnow() - timedelta(days=days)
+        total = 0
+        while True:
+            deleted = await self.batcher.write(
+                partial(repository.purge_finished, created_before=cutoff, limit=_PURGE_BATCH)
+            )
+            total += deleted
+            if deleted < _PURGE_BATCH:
+                break
+        if total:
+            log.info("deleted %d webhook deliveries older than %g days", total, days)
+        return total
 
     def _done(self, task: asyncio.Task[None]) -> None:
         self._sends.discard(task)

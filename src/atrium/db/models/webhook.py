@@ -41,6 +41,8 @@ class WebhookDelivery(Base):
         Index("ix_webhook_deliveries_status_next_attempt_at", "status", "next_attempt_at"),
         Index("ix_webhook_deliveries_endpoint_id_created_at", "endpoint_id", "created_at"),
         Index("ix_webhook_deliveries_account_id_created_at", "account_id", "created_at"),
+        # The retention purge: delivered and failed deliveries older than the cutoff.
+        Index("ix_webhook_deliveries_status_created_at", "status", "created_at"),
     )
 
     id: Mapped[str] = mapped_column(String(40), primary_key=True)
