@@ -10,11 +10,12 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Any, cast
 
-from sqlalchemy import Connection, Row, Table, and_, bindparam, insert, or_, select, update
+from sqlalchemy import Connection, Row, Table, bindparam, insert, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm import Session, defer
 
 from atrium.db.models import Artifact, Run, RunEvent, Thread
+from atrium.kit.cursor import Position, older_than
 
 
 async def get_run(session: AsyncSession, *, account_id: int, run_id: str) -> Run | None:
@@ -40,7 +41,7 @@ async def list_runs(
     status: str | None,
     agent_id: str | None,
     thread_id: str | None,
-    before: tuple[datetime, str] | None,
+    before: Position | None,
     limit: int,
 ) -> Sequence[Run]:
     """The account's runs newest first, strictly after the cursor position `before`."""
@@ -56,10 +57,7 @@ async def list_runs(
     if thread_id is not None:
         query = query.where(Run.thread_id == thread_id)
     if before is not None:
-        created_at, run_id = before
-        query = query.where(
-            or_(Run.created_at < created_at, and_(Run.created_at == created_at, Run.id < run_id))
-        )
+        query = query.where(older_than(Run.created_at, Run.id, before))
     query = query.order_by(Run.created_at.desc(), Run.id.desc()).limit(limit)
     return (await session.scalars(query)).all()
 

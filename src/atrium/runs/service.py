@@ -7,8 +7,6 @@ run that then fails to commit.
 
 from __future__ import annotations
 
-import base64
-import binascii
 import functools
 import hashlib
 import json
@@ -27,8 +25,9 @@ from atrium.agents.service import agent_not_found, get_or_create_default_agent
 from atrium.db.engine import Database
 from atrium.db.models import Artifact, Run
 from atrium.errors import Conflict, InvalidParameter, NotFound
+from atrium.kit.cursor import decode_cursor, encode_cursor
 from atrium.kit.ids import new_id
-from atrium.kit.time import as_utc, utcnow
+from atrium.kit.time import utcnow
 from atrium.runs import events, repository
 from atrium.runs.broker import Broker
 from atrium.runs.hooks import after_commit
@@ -277,20 +276,6 @@ async def artifacts_of(session: AsyncSession, runs: Sequence[Run]) -> dict[str, 
     return await repository.artifacts_of_runs(session, finished)
 
 
-def _encode_cursor(run: Run) -> str:
-    raw = f"{as_utc(run.created_at).isoformat()}|{run.id}"
-    return base64.urlsafe_b64encode(raw.encode()).decode().rstrip("=")
-
-
-def _decode_cursor(cursor: str) -> tuple[datetime, str]:
-    try:
-        raw = base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)).decode()
-        stamp, run_id = raw.split("|", 1)
-        return as_utc(datetime.fromisoformat(stamp)), run_id
-    except (ValueError, binascii.Error, UnicodeDecodeError) as exc:
-        raise InvalidParameter("cursor", "cursor is not one this API returned") from exc
-
-
 async def list_runs(
     session: AsyncSession,
     *,
@@ -304,7 +289,7 @@ async def list_runs(
     """A page of the account's runs, newest first, and the cursor of the next page."""
     if status is not None and status not in STATUSES:
         raise InvalidParameter("status", f"status must be one of {', '.join(STATUSES)}")
-    before = _decode_cursor(cursor) if cursor else None
+    before = decode_cursor(cursor) if cursor else None
     if any(value is not None and not _ID.match(value) for value in (agent_id, thread_id)):
         return [], None  # no run has such an agent or thread
     rows = await repository.list_runs(
@@ -317,7 +302,7 @@ async def list_runs(
         limit=limit + 1,
     )
     page = rows[:limit]
-    next_cursor = _encode_cursor(page[-1]) if len(rows) > limit else None
+    next_cursor = encode_cursor(page[-1].created_at, page[-1].id) if len(rows) > limit else None
     return page, next_cursor
 
 

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Annotated
 
 from fastapi import APIRouter, Query, status
 
+from atrium.db.models import WebhookDelivery
 from atrium.http.deps import CurrentPrincipal, SessionDep, SettingsDep
 from atrium.webhooks import service
 from atrium.webhooks.schemas import (
@@ -22,6 +24,7 @@ from atrium.webhooks.schemas import (
 # answers 415 for any other declared type.
 router = APIRouter(prefix="/webhooks", tags=["webhooks"], strict_content_type=False)
 Limit = Annotated[int, Query(ge=1, le=service.MAX_DELIVERIES_LIMIT, description="At most 200.")]
+Cursor = Annotated[str | None, Query(max_length=200, description="`next_cursor` of a page.")]
 
 
 @router.get("")
@@ -50,13 +53,14 @@ async def list_all_deliveries(
     principal: CurrentPrincipal,
     run_id: Annotated[str | None, Query(max_length=40)] = None,
     limit: Limit = 50,
+    cursor: Cursor = None,
 ) -> DeliveryList:
     """The account's deliveries, newest first (also those of a run's own `webhook_url`);
-    `run_id` narrows them to one run."""
-    deliveries = await service.list_deliveries(
-        session, account_id=principal.account_id, run_id=run_id, limit=limit
+    `run_id` narrows them to one run. Follow `next_cursor` (as `cursor`) while `has_more`."""
+    deliveries, next_cursor = await service.list_deliveries(
+        session, account_id=principal.account_id, run_id=run_id, limit=limit, cursor=cursor
     )
-    return DeliveryList(data=[DeliveryOut.of(delivery) for delivery in deliveries])
+    return _page(deliveries, next_cursor)
 
 
 @router.get("/{webhook_id}")
@@ -83,11 +87,27 @@ async def delete_webhook(
 
 @router.get("/{webhook_id}/deliveries")
 async def list_deliveries(
-    webhook_id: str, session: SessionDep, principal: CurrentPrincipal, limit: Limit = 50
+    webhook_id: str,
+    session: SessionDep,
+    principal: CurrentPrincipal,
+    limit: Limit = 50,
+    cursor: Cursor = None,
 ) -> DeliveryList:
     """Deliveries to this endpoint, newest first: status, attempts, last response, next
-    attempt."""
-    deliveries = await service.list_deliveries(
-        session, account_id=principal.account_id, webhook_id=webhook_id, limit=limit
+    attempt. Follow `next_cursor` (as `cursor`) while `has_more`."""
+    deliveries, next_cursor = await service.list_deliveries(
+        session,
+        account_id=principal.account_id,
+        webhook_id=webhook_id,
+        limit=limit,
+        cursor=cursor,
     )
-    return DeliveryList(data=[DeliveryOut.of(delivery) for delivery in deliveries])
+    return _page(deliveries, next_cursor)
+
+
+def _page(deliveries: Sequence[WebhookDelivery], next_cursor: str | None) -> DeliveryList:
+    return DeliveryList(
+        data=[DeliveryOut.of(delivery) for delivery in deliveries],
+        has_more=next_cursor is not None,
+        next_cursor=next_cursor,
+    )

@@ -17,6 +17,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm import Session
 
 from atrium.db.models import Run, WebhookDelivery, WebhookEndpoint
+from atrium.kit.cursor import Position, older_than
 
 _ENDPOINTS = cast(Table, WebhookEndpoint.__table__)
 _DELIVERIES = cast(Table, WebhookDelivery.__table__)
@@ -89,9 +90,12 @@ async def list_deliveries(
     account_id: int,
     endpoint_id: str | None = None,
     run_id: str | None = None,
+    before: Position | None = None,
     limit: int,
 ) -> Sequence[WebhookDelivery]:
     query = select(WebhookDelivery).where(WebhookDelivery.account_id == account_id)
+    if before is not None:
+        query = query.where(older_than(WebhookDelivery.created_at, WebhookDelivery.id, before))
     if endpoint_id is not None:
         query = query.where(WebhookDelivery.endpoint_id == endpoint_id)
     if run_id is not None:

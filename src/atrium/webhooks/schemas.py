@@ -107,4 +107,8 @@ class DeliveryOut(BaseModel):
 
 
 class DeliveryList(BaseModel):
+    """A page of deliveries, newest first; pass `next_cursor` as `cursor` for the next page."""
+
     data: list[DeliveryOut]
+    has_more: bool
+    next_cursor: str | None

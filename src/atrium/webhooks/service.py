@@ -8,6 +8,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from atrium.db.models import WebhookDelivery, WebhookEndpoint
 from atrium.errors import InvalidParameter, NotFound
+from atrium.kit.cursor import decode_cursor, encode_cursor
 from atrium.kit.ids import new_id
 from atrium.kit.time import utcnow
 from atrium.settings import Settings
@@ -95,12 +96,23 @@ async def list_deliveries(
     webhook_id: str | None = None,
     run_id: str | None = None,
     limit: int,
-) -> Sequence[WebhookDelivery]:
-    """Deliveries of the account, newest first: of one endpoint, or of one run."""
+    cursor: str | None = None,
+) -> tuple[Sequence[WebhookDelivery], str | None]:
+    """A page of the account's deliveries, newest first (of one endpoint, or of one run), and
+    the cursor of the next page."""
+    before = decode_cursor(cursor) if cursor else None
     if webhook_id is not None:
         await get_webhook(session, account_id=account_id, webhook_id=webhook_id)
     if run_id is not None and not repository.ID_PATTERN.match(run_id):
-        return []
-    return await repository.list_deliveries(
-        session, account_id=account_id, endpoint_id=webhook_id, run_id=run_id, limit=limit
+        return [], None
+    rows = await repository.list_deliveries(
+        session,
+        account_id=account_id,
+        endpoint_id=webhook_id,
+        run_id=run_id,
+        before=before,
+        limit=limit + 1,
     )
+    page = rows[:limit]
+    next_cursor = encode_cursor(page[-1].created_at, page[-1].id) if len(rows) > limit else None
+    return page, next_cursor

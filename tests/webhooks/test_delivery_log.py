@@ -1,5 +1,6 @@
-"""Retention: delivered and failed deliveries older than `webhook_retention_days` are deleted;
-pending ones, and younger ones, stay."""
+"""The delivery log: pages newest first with a cursor, and retention (delivered and failed
+deliveries older than `webhook_retention_days` are deleted; pending ones, and younger ones,
+stay)."""
 
 from __future__ import annotations
 
@@ -92,3 +93,38 @@ async def test_a_retention_of_zero_keeps_everything(
     await _age(db, run_id, days=3650)
     assert await app.state.workers.webhooks.purge_expired() == 0
     assert await _listed(client, auth) == {run_id: "delivered"}
+
+
+async def test_the_log_pages_newest_first_with_a_cursor(
+    client: httpx.AsyncClient, auth: dict[str, str], receiver: Receiver
+) -> None:
+    made = await _delivered_runs(client, auth, receiver, 5)
+    seen: list[tuple[str, str]] = []  # (created_at, run id) in the order listed
+    cursor: str | None = None
+    pages = 0
+    while True:
+        params: dict[str, Any] = {"limit": 2} | ({"cursor": cursor} if cursor else {})
+        response = await client.get(DELIVERIES, params=params, headers=auth)
+        assert response.status_code == 200, response.text
+        page = response.json()
+        pages += 1
+        seen += [(item["created_at"], item["run_id"]) for item in page["data"]]
+        assert page["has_more"] == (page["next_cursor"] is not None)
+        if not page["has_more"]:
+            break
+        cursor = page["next_cursor"]
+    assert pages == 3
+    assert sorted(run_id for _, run_id in seen) == sorted(made), "each delivery once"
+    # Newest first (the timestamps' fixed format sorts as text; runs may finish in any order).
+    stamps = [created_at for created_at, _ in seen]
+    assert stamps == sorted(stamps, reverse=True)
+
+
+@pytest.mark.parametrize("cursor", ["not-a-cursor", "bm9waXBl", "x" * 201])
+async def test_a_cursor_this_api_did_not_return_is_a_400(
+    client: httpx.AsyncClient, auth: dict[str, str], cursor: str
+) -> None:
+    response = await client.get(DELIVERIES, params={"cursor": cursor}, headers=auth)
+    assert response.status_code == 400, response.text
+    error = response.json()["error"]
+    assert error["code"] == "INVALID_PARAMETER" and error["details"]["parameter"] == "cursor"

@@ -1,0 +1,44 @@
+"""Keyset pagination, newest first: a cursor names the last row of a page by its
+`(created_at, id)`, and the next page is the rows strictly older than it.
+
+Unlike an offset, a cursor stays right while rows are added at the head, and reads only the
+rows of its page (an index on the columns, usually with the owner first, serves it).
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import and_, or_
+
+from atrium.errors import InvalidParameter
+from atrium.kit.time import as_utc
+
+Position = tuple[datetime, str]
+
+
+def encode_cursor(created_at: datetime, row_id: str) -> str:
+    raw = f"{as_utc(created_at).isoformat()}|{row_id}"
+    return base64.urlsafe_b64encode(raw.encode()).decode().rstrip("=")
+
+
+def decode_cursor(cursor: str) -> Position:
+    """The position a cursor of `encode_cursor` names; a 400 for anything else."""
+    try:
+        raw = base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)).decode()
+        stamp, row_id = raw.split("|", 1)
+        return as_utc(datetime.fromisoformat(stamp)), row_id
+    except (ValueError, binascii.Error, UnicodeDecodeError) as exc:
+        raise InvalidParameter("cursor", "cursor is not one this API returned") from exc
+
+
+def older_than(created_at_column: Any, id_column: Any, position: Position) -> Any:
+    """The SQL condition of the rows after `position` in newest-first order."""
+    created_at, row_id = position
+    return or_(
+        created_at_column < created_at,
+        and_(created_at_column == created_at, id_column < row_id),
+    )
