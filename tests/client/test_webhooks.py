@@ -92,3 +92,38 @@ async def test_webhooks_async(async_atrium: AsyncClient, receiver: Receiver) -> 
     assert (await async_atrium.webhooks.delete(hook.webhook_id)).deleted
     with pytest.raises(NotFoundError):
         await async_atrium.webhooks.deliveries(hook.webhook_id)
+
+
+def _delivered(atrium: Client, receiver: Receiver, count: int) -> set[str]:
+    """`count` runs, each delivered to its own URL; their ids once every delivery is recorded."""
+    runs = [
+        atrium.runs.create(f"run {n}", webhook_url=receiver.url(f"/page-{n}")) for n in range(count)
+    ]
+    for run in runs:
+        atrium.runs.wait(run.run_id, timeout=30)
+    ids = {run.run_id for run in runs}
+    deadline = time.monotonic() + 10
+    while {
+        d.run_id for d in atrium.webhooks.deliveries(limit=200) if d.status == "delivered"
+    } != ids:
+        assert time.monotonic() < deadline
+        time.sleep(0.05)
+    return ids
+
+
+def test_iter_deliveries_follows_the_cursor(atrium: Client, receiver: Receiver) -> None:
+    ids = _delivered(atrium, receiver, 5)
+    assert len(atrium.webhooks.deliveries(limit=2)) == 2, "one page"
+    walked = list(atrium.webhooks.iter_deliveries(limit=2))
+    assert [d.run_id for d in walked if d.run_id in ids] == [d.run_id for d in walked]
+    assert sorted(d.run_id for d in walked) == sorted(ids), "each once, across three pages"
+    stamps = [d.created_at for d in walked]
+    assert stamps == sorted(stamps, reverse=True)
+
+
+async def test_async_iter_deliveries_follows_the_cursor(
+    atrium: Client, async_atrium: AsyncClient, receiver: Receiver
+) -> None:
+    ids = await asyncio.to_thread(_delivered, atrium, receiver, 3)
+    walked = [d.run_id async for d in async_atrium.webhooks.iter_deliveries(limit=1)]
+    assert sorted(walked) == sorted(ids)

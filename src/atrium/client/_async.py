@@ -502,3 +502,23 @@ class Webhooks(_Resource):
         """Deliveries newest first: of one endpoint, or all of the account's (`run_id` narrows
         them to one run, its own `webhook_url` included)."""
         return await self._client.send(calls.webhook_deliveries(webhook_id, run_id, limit))
+
+    async def iter_deliveries(
+        self,
+        webhook_id: str | None = None,
+        *,
+        run_id: str | None = None,
+        limit: int | None = None,
+    ) -> AsyncIterator[WebhookDelivery]:
+        """Every delivery (of one endpoint, or the account's), newest first, following the
+        cursor page by page; `limit` is the page size."""
+        cursor: str | None = None
+        while True:
+            page = await self._client.send(
+                calls.webhook_delivery_page(webhook_id, run_id, limit, cursor)
+            )
+            for delivery in page.data:
+                yield delivery
+            if not page.has_more or page.next_cursor is None:
+                return
+            cursor = page.next_cursor

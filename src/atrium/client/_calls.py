@@ -17,6 +17,7 @@ from atrium.client.models import (
     AgentDeleted,
     Artifact,
     Deleted,
+    DeliveryPage,
     Domain,
     Page,
     Run,
@@ -261,3 +262,12 @@ def webhook_deliveries(
     )
     params = compact(run_id=run_id, limit=limit)
     return Call("GET", path, parse_list(WebhookDelivery), params=params)
+
+
+def webhook_delivery_page(
+    webhook_id: str | None, run_id: str | None, limit: int | None, cursor: str | None
+) -> Call[DeliveryPage]:
+    """A page of `webhook_deliveries`, with the cursor of the next one."""
+    listing = webhook_deliveries(webhook_id, run_id, limit)
+    params = {**(listing.params or {}), **compact(cursor=cursor)}
+    return Call("GET", listing.path, parse_model(DeliveryPage), params=params)

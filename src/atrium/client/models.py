@@ -370,3 +370,11 @@ class WebhookDelivery(_Model):
     next_attempt_at: datetime | None = None
     created_at: datetime
     delivered_at: datetime | None = None
+
+
+class DeliveryPage(_Model):
+    """A page of webhook deliveries, newest first; pass `next_cursor` as `cursor` for the next."""
+
+    data: list[WebhookDelivery]
+    has_more: bool
+    next_cursor: str | None = None
