@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import base64
 import binascii
+from collections.abc import Sequence
 from datetime import datetime
-from typing import Any
+from typing import Any, Protocol, TypeVar
 
 from sqlalchemy import and_, or_
 
@@ -18,6 +19,19 @@ from atrium.errors import InvalidParameter
 from atrium.kit.time import as_utc
 
 Position = tuple[datetime, str]
+
+
+class Keyed(Protocol):
+    """A row a cursor can name."""
+
+    @property
+    def created_at(self) -> datetime: ...
+
+    @property
+    def id(self) -> str: ...
+
+
+K = TypeVar("K", bound=Keyed)
 
 
 def encode_cursor(created_at: datetime, row_id: str) -> str:
@@ -42,3 +56,12 @@ def older_than(created_at_column: Any, id_column: Any, position: Position) -> An
         created_at_column < created_at,
         and_(created_at_column == created_at, id_column < row_id),
     )
+
+
+def split_page(rows: Sequence[K], limit: int) -> tuple[Sequence[K], str | None]:
+    """A page out of the `limit + 1` rows fetched for it, and the cursor of the next page (None
+    on the last: the extra row is how a page knows more follow)."""
+    page = rows[:limit]
+    if len(rows) <= limit:
+        return page, None
+    return page, encode_cursor(page[-1].created_at, page[-1].id)

@@ -25,7 +25,7 @@ from atrium.agents.service import agent_not_found, get_or_create_default_agent
 from atrium.db.engine import Database
 from atrium.db.models import Artifact, Run
 from atrium.errors import Conflict, InvalidParameter, NotFound
-from atrium.kit.cursor import decode_cursor, encode_cursor
+from atrium.kit.cursor import decode_cursor, split_page
 from atrium.kit.ids import new_id
 from atrium.kit.time import utcnow
 from atrium.runs import events, repository
@@ -301,9 +301,7 @@ async def list_runs(
         before=before,
         limit=limit + 1,
     )
-    page = rows[:limit]
-    next_cursor = encode_cursor(page[-1].created_at, page[-1].id) if len(rows) > limit else None
-    return page, next_cursor
+    return split_page(rows, limit)
 
 
 async def cancel_run(session: AsyncSession, *, broker: Broker, account_id: int, run_id: str) -> Run:

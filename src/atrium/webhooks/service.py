@@ -8,7 +8,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from atrium.db.models import WebhookDelivery, WebhookEndpoint
 from atrium.errors import InvalidParameter, NotFound
-from atrium.kit.cursor import decode_cursor, encode_cursor
+from atrium.kit.cursor import decode_cursor, split_page
 from atrium.kit.ids import new_id
 from atrium.kit.time import utcnow
 from atrium.settings import Settings
@@ -113,6 +113,4 @@ async def list_deliveries(
         before=before,
         limit=limit + 1,
     )
-    page = rows[:limit]
-    next_cursor = encode_cursor(page[-1].created_at, page[-1].id) if len(rows) > limit else None
-    return page, next_cursor
+    return split_page(rows, limit)
