@@ -10,17 +10,23 @@ from __future__ import annotations
 import asyncio
 import gc
 import logging
+from collections.abc import Awaitable, Callable
+from functools import partial
 from pathlib import Path
+from typing import TypeVar
 
 import uvicorn
 from rich.table import Table
 from sqlalchemy.engine import make_url
+from sqlalchemy.ext.asyncio import AsyncSession
 
 from atrium.auth import repository as auth_repository
 from atrium.auth import service as auth_service
 from atrium.db.engine import Database
 from atrium.db.migrate import upgrade
 from atrium.settings import Settings
+
+T = TypeVar("T")
 
 
 def configure_logging(settings: Settings) -> None:
@@ -56,18 +62,32 @@ def migrate(settings: Settings) -> None:
     upgrade(settings)
 
 
-def bootstrap(settings: Settings) -> auth_service.IssuedKey | None:
-    """The first key, on a database that has none (`ATRIUM_BOOTSTRAP_KEY` or a new one)."""
+def _on_database(
+    settings: Settings,
+    operation: Callable[[AsyncSession], Awaitable[T]],
+    *,
+    write: bool = True,
+) -> T:
+    """Run `operation` in one transaction (or, `write=False`, a read session) on a database
+    opened for this command alone."""
 
-    async def run() -> auth_service.IssuedKey | None:
+    async def run() -> T:
         db = Database(settings)
         try:
-            async with db.transaction() as session:
-                return await auth_service.bootstrap(session, key=settings.bootstrap_key)
+            if write:
+                async with db.transaction() as session:
+                    return await operation(session)
+            async with db.session(write=False) as session:
+                return await operation(session)
         finally:
             await db.dispose()
 
     return asyncio.run(run())
+
+
+def bootstrap(settings: Settings) -> auth_service.IssuedKey | None:
+    """The first key, on a database that has none (`ATRIUM_BOOTSTRAP_KEY` or a new one)."""
+    return _on_database(settings, partial(auth_service.bootstrap, key=settings.bootstrap_key))
 
 
 def serve(settings: Settings, *, host: str, port: int) -> None:
@@ -93,52 +113,25 @@ def work(settings: Settings) -> None:
 
 def create_key(settings: Settings, *, account: str, tier: str) -> auth_service.IssuedKey:
     """Raises InvalidParameter for an unknown tier or a bad account name."""
-
-    async def run() -> auth_service.IssuedKey:
-        db = Database(settings)
-        try:
-            async with db.transaction() as session:
-                return await auth_service.create_key(session, account_name=account, tier=tier)
-        finally:
-            await db.dispose()
-
-    return asyncio.run(run())
+    return _on_database(settings, partial(auth_service.create_key, account_name=account, tier=tier))
 
 
 def keys_table(settings: Settings) -> Table:
     """Every key: id, account, tier, prefix, created, revoked."""
-
-    async def run() -> Table:
-        db = Database(settings)
-        try:
-            async with db.session(write=False) as session:
-                rows = await auth_repository.list_keys(session)
-        finally:
-            await db.dispose()
-        table = Table("id", "account", "tier", "prefix", "created", "revoked")
-        for key, acct in rows:
-            table.add_row(
-                str(key.id),
-                acct.name,
-                key.tier,
-                key.prefix + "…",
-                key.created_at.isoformat(timespec="seconds"),
-                key.revoked_at.isoformat(timespec="seconds") if key.revoked_at else "",
-            )
-        return table
-
-    return asyncio.run(run())
+    rows = _on_database(settings, auth_repository.list_keys, write=False)
+    table = Table("id", "account", "tier", "prefix", "created", "revoked")
+    for key, acct in rows:
+        table.add_row(
+            str(key.id),
+            acct.name,
+            key.tier,
+            key.prefix + "…",
+            key.created_at.isoformat(timespec="seconds"),
+            key.revoked_at.isoformat(timespec="seconds") if key.revoked_at else "",
+        )
+    return table
 
 
 def revoke_key(settings: Settings, key_id: int) -> None:
     """Raises NotFound for an unknown key."""
-
-    async def run() -> None:
-        db = Database(settings)
-        try:
-            async with db.transaction() as session:
-                await auth_service.revoke_key(session, key_id=key_id)
-        finally:
-            await db.dispose()
-
-    asyncio.run(run())
+    _on_database(settings, partial(auth_service.revoke_key, key_id=key_id))
