@@ -2,17 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from typing import Annotated
 
 from fastapi import APIRouter, Query, status
 
-from atrium.db.models import WebhookDelivery
 from atrium.http.deps import CurrentPrincipal, SessionDep, SettingsDep
 from atrium.webhooks import service
 from atrium.webhooks.schemas import (
     DeliveryList,
-    DeliveryOut,
     WebhookCreate,
     WebhookCreated,
     WebhookDeleted,
@@ -60,7 +57,7 @@ async def list_all_deliveries(
     deliveries, next_cursor = await service.list_deliveries(
         session, account_id=principal.account_id, run_id=run_id, limit=limit, cursor=cursor
     )
-    return _page(deliveries, next_cursor)
+    return DeliveryList.page(deliveries, next_cursor)
 
 
 @router.get("/{webhook_id}")
@@ -102,12 +99,4 @@ async def list_deliveries(
         limit=limit,
         cursor=cursor,
     )
-    return _page(deliveries, next_cursor)
-
-
-def _page(deliveries: Sequence[WebhookDelivery], next_cursor: str | None) -> DeliveryList:
-    return DeliveryList(
-        data=[DeliveryOut.of(delivery) for delivery in deliveries],
-        has_more=next_cursor is not None,
-        next_cursor=next_cursor,
-    )
+    return DeliveryList.page(deliveries, next_cursor)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Final, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -112,3 +113,11 @@ class DeliveryList(BaseModel):
     data: list[DeliveryOut]
     has_more: bool
     next_cursor: str | None
+
+    @classmethod
+    def page(cls, deliveries: Sequence[WebhookDelivery], next_cursor: str | None) -> DeliveryList:
+        return cls(
+            data=[DeliveryOut.of(delivery) for delivery in deliveries],
+            has_more=next_cursor is not None,
+            next_cursor=next_cursor,
+        )
