@@ -2,6 +2,9 @@
 VENV ?= .venv
 PYTHON ?= python3
 BIN := $(VENV)/bin
+# `make run HOST=0.0.0.0 PORT=8001` serves elsewhere than the default 127.0.0.1:8000.
+HOST ?= 127.0.0.1
+PORT ?= 8000
 
 .PHONY: install run test lint format bench clean
 
@@ -14,26 +17,29 @@ $(BIN)/.installed: pyproject.toml
 install: $(BIN)/.installed
 
 run: install  ## install and serve on the embedded defaults (SQLite file, in-process worker)
-	$(BIN)/atrium serve
+	$(BIN)/atrium serve --host $(HOST) --port $(PORT)
 
 test: install  ## the whole test suite
 	$(BIN)/pytest
 
-lint: install  ## ruff and mypy (strict on src/)
+lint: install  ## ruff, mypy (strict on src/), and the generated sync client is not stale
 	$(BIN)/ruff check src tests bench
 	$(BIN)/ruff format --check src tests bench
 	$(BIN)/mypy
+	$(BIN)/python -m atrium.client._unasync --check
 
 bench: install  ## every benchmark (long: loads 1,000,000 rows; see README "Benchmarks")
 	$(BIN)/python bench/domains_bench.py
 	$(BIN)/python bench/analytics_bench.py
 	$(BIN)/python bench/agent_loop_bench.py
 	$(BIN)/python bench/runs_bench.py
+	$(BIN)/python bench/streaming_bench.py
 	$(BIN)/python bench/scaleout_bench.py
 
-format: install
+format: install  ## ruff fixes and formats; regenerates the sync client from the async one
 	$(BIN)/ruff check --fix src tests bench
 	$(BIN)/ruff format src tests bench
+	$(BIN)/python -m atrium.client._unasync
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache

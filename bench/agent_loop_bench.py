@@ -26,6 +26,7 @@ import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
 
+from harness import calibration_ms  # this folder: a script's own directory
 from pydantic_ai import Agent, CancellationToken
 from pydantic_ai.messages import (
     ModelMessage,
@@ -36,7 +37,6 @@ from pydantic_ai.messages import (
     ToolReturnPart,
 )
 from pydantic_ai.models.function import AgentInfo, DeltaToolCall, DeltaToolCalls, FunctionModel
-from runs_bench import calibration_ms  # this folder: a script's own directory
 
 from atrium.runtime.executor import RunSpec, Runtime
 from atrium.runtime.sink import StoredArtifact

@@ -38,6 +38,7 @@ from sqlalchemy import insert, text
 from sqlalchemy.engine import make_url
 from sqlalchemy.ext.asyncio import create_async_engine
 
+from atrium.agents.models import ModelCheck
 from atrium.agents.schemas import AgentCreate
 from atrium.agents.service import create_agent
 from atrium.analytics.service import record_run_usage
@@ -127,6 +128,7 @@ async def load(settings: Settings, args: argparse.Namespace) -> tuple[str, list[
                     session,
                     account_id=issued.account_id,
                     data=AgentCreate(name=f"bench agent {n}"),
+                    models=ModelCheck(settings),
                 )
                 for n in range(args.agents)
             ]

@@ -21,49 +21,30 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
-import json
 import os
 import secrets
-import socket
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import AsyncIterator, Iterator
-from datetime import UTC, datetime
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import httpx
+from harness import calibration_ms, free_port, percentile, sse_frames, stamp
 
 RUNS = "/api/v1/public/agent/runs"
 TERMINAL = {"run.completed", "run.failed", "run.cancelled"}
 
 
-def _percentile(values: list[float], fraction: float) -> float:
-    ordered = sorted(values)
-    index = min(len(ordered) - 1, max(0, round(fraction * (len(ordered) - 1))))
-    return ordered[index]
-
-
 def _report(name: str, values_ms: list[float]) -> None:
     print(
-        f"{name}: n={len(values_ms)} p50={_percentile(values_ms, 0.5):.1f} ms "
-        f"p99={_percentile(values_ms, 0.99):.1f} ms max={max(values_ms):.1f} ms "
+        f"{name}: n={len(values_ms)} p50={percentile(values_ms, 0.5):.1f} ms "
+        f"p99={percentile(values_ms, 0.99):.1f} ms max={max(values_ms):.1f} ms "
         f"mean={statistics.fmean(values_ms):.1f} ms"
     )
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
-
-
-def stamp(value: str) -> float:
-    return datetime.strptime(value, "%Y-%m-%dT%H:%M:%S.%fZ").replace(tzinfo=UTC).timestamp()
 
 
 @contextlib.contextmanager
@@ -73,7 +54,7 @@ def _server(args: argparse.Namespace) -> Iterator[tuple[str, str, int | None]]:
         return
     workdir = Path(tempfile.mkdtemp(prefix="atrium-bench-"))
     key = "atr_" + secrets.token_urlsafe(32)
-    port = _free_port()
+    port = free_port()
     env = {k: v for k, v in os.environ.items() if not k.startswith("ATRIUM_")}
     env.update(
         ATRIUM_DATABASE_URL=f"sqlite+aiosqlite:///{workdir / 'atrium.db'}",
@@ -94,7 +75,7 @@ def _server(args: argparse.Namespace) -> Iterator[tuple[str, str, int | None]]:
     )
     url = f"http://127.0.0.1:{port}"
     try:
-        deadline = time.monotonic() + 60
+        deadline = time.monotonic() + 120  # start-up is imports: slow on a busy machine
         while time.monotonic() < deadline:
             try:
                 if httpx.get(url + "/healthz", timeout=1).status_code == 200:
@@ -123,17 +104,6 @@ def _cpu_seconds(pid: int | None) -> float | None:
     return None
 
 
-def calibration_ms() -> float:
-    """CPU time of a fixed piece of pure Python (best of 5): figures of slower or faster
-    machines, or of one machine on different days, compare once divided by it."""
-    best = float("inf")
-    for _ in range(5):
-        started = time.process_time()
-        sum(range(10**6))
-        best = min(best, time.process_time() - started)
-    return best * 1000
-
-
 def _peak_rss_mb(pid: int | None) -> float | None:
     if pid is None:
         return None
@@ -142,23 +112,6 @@ def _peak_rss_mb(pid: int | None) -> float | None:
             if line.startswith("VmHWM:"):
                 return int(line.split()[1]) / 1024
     return None
-
-
-async def _frames(response: httpx.Response) -> AsyncIterator[tuple[float, dict[str, Any]]]:
-    """(arrival time, frame) of each SSE event of a response."""
-    buffer = ""
-    async for chunk in response.aiter_text():
-        buffer += chunk.replace("\r\n", "\n")
-        while "\n\n" in buffer:
-            block, buffer = buffer.split("\n\n", 1)
-            frame: dict[str, Any] = {}
-            for line in block.split("\n"):
-                if line and not line.startswith(":"):
-                    name, _, value = line.partition(":")
-                    frame[name] = value.strip()
-            if "data" in frame:
-                frame["data"] = json.loads(frame["data"])
-                yield time.time(), frame
 
 
 async def _create(http: httpx.AsyncClient, prompt: str) -> str:
@@ -183,7 +136,7 @@ async def bench_latency(http: httpx.AsyncClient, count: int) -> None:
         started = time.perf_counter()
         run_id = await _create(http, f"latency {index}")
         async with http.stream("GET", f"{RUNS}/{run_id}/events") as response:
-            async for _arrived, frame in _frames(response):
+            async for _arrived, frame in sse_frames(response):
                 if frame.get("event") in TERMINAL:
                     break
         latencies.append((time.perf_counter() - started) * 1000)
@@ -256,7 +209,7 @@ class _Gate:
 
     def __init__(self) -> None:
         self.released = asyncio.Event()
-        self.port = _free_port()
+        self.port = free_port()
         self._server: asyncio.Server | None = None
 
     async def start(self) -> None:
@@ -318,7 +271,7 @@ async def bench_streams(
         nonlocal opened, ended
         async with http.stream("GET", f"{RUNS}/{run_id}/events") as response:
             counted = False
-            async for arrived, frame in _frames(response):
+            async for arrived, frame in sse_frames(response):
                 if not counted:  # the replayed run.queued: this stream is open
                     counted = True
                     opened += 1

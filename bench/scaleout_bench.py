@@ -31,19 +31,13 @@ import asyncpg  # type: ignore[import-untyped]
 import httpx
 
 # runs_bench: this folder (a script's own directory is on its path)
-from runs_bench import calibration_ms, runs_of, stamp, wait_drained
+from harness import calibration_ms, free_port, stamp
+from runs_bench import runs_of, wait_drained
 
 HERE = Path(__file__).parent
 ATRIUM = str(Path(sys.executable).with_name("atrium"))
 KEY = re.compile(r"atr_[A-Za-z0-9_-]{20,}")
 RUNS = "/api/v1/public/agent/runs"
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
 
 
 async def _admin(server: str, sql: str) -> None:
@@ -57,7 +51,7 @@ async def _admin(server: str, sql: str) -> None:
 def _run(server: str, redis: str, workers: int, args: argparse.Namespace) -> None:
     name = f"atrium_bench_scaleout_{secrets.token_hex(3)}"
     asyncio.run(_admin(server, f'CREATE DATABASE "{name}"'))
-    port = _free_port()
+    port = free_port()
     env = {k: v for k, v in os.environ.items() if not k.startswith("ATRIUM_")}
     env.update(
         ATRIUM_DATABASE_URL=f"{server}/{name}",

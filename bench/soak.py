@@ -25,7 +25,6 @@ import os
 import random
 import re
 import secrets
-import socket
 import subprocess
 import sys
 import tempfile
@@ -37,16 +36,10 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+from harness import free_port, percentile
 
 RUNS = "/api/v1/public/agent/runs"
 _IDS = re.compile(r"/(?:\d+|(?:run|agt|art|thr)_[A-Za-z0-9_-]+)(?=/|$)")
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
 
 
 def rss_kib(pid: int) -> int:
@@ -55,11 +48,6 @@ def rss_kib(pid: int) -> int:
         if line.startswith("VmRSS:"):
             return int(line.split()[1])
     raise RuntimeError(f"no VmRSS for pid {pid}")
-
-
-def percentile(values: list[float], fraction: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, max(0, round(fraction * (len(ordered) - 1))))]
 
 
 @dataclass
@@ -179,7 +167,7 @@ class Traffic:
 @contextlib.contextmanager
 def own_server(workdir: Path) -> Iterator[tuple[str, str, int]]:
     key = "atr_" + secrets.token_urlsafe(32)
-    port = _free_port()
+    port = free_port()
     env = {k: v for k, v in os.environ.items() if not k.startswith("ATRIUM_")}
     env.update(
         ATRIUM_DATABASE_URL=f"sqlite+aiosqlite:///{workdir / 'atrium.db'}",
@@ -195,7 +183,7 @@ def own_server(workdir: Path) -> Iterator[tuple[str, str, int]]:
         )
     try:
         url = f"http://127.0.0.1:{port}"
-        deadline = time.monotonic() + 60
+        deadline = time.monotonic() + 120  # start-up is imports: slow on a busy machine
         while True:
             if process.poll() is not None:
                 raise RuntimeError((workdir / "server.log").read_text())

@@ -27,7 +27,8 @@ import httpx
 START_TIMEOUT = 120.0
 
 ATRIUM = str(Path(sys.executable).with_name("atrium"))
-SLOW_LLM = Path(__file__).parent / "client" / "slow_llm.py"
+# Shared with the benchmarks (bench/streaming_bench.py drives it at scale).
+SLOW_LLM = Path(__file__).parents[1] / "bench" / "slow_llm.py"
 LOG_TAIL_CHARS = 8000
 
 
@@ -136,7 +137,7 @@ def stop_process(process: subprocess.Popen[Any], *, timeout: float = 15.0) -> No
 
 @contextmanager
 def slow_llm(*, pause: float, words: int) -> Iterator[str]:
-    """The slow OpenAI-compatible model of `client/slow_llm.py` on a free port, streaming
+    """The slow OpenAI-compatible model of `bench/slow_llm.py` on a free port, streaming
     `words` words `pause` seconds apart; yields its base URL once it listens."""
     port = free_port()
     process = subprocess.Popen([sys.executable, str(SLOW_LLM), str(port), str(pause), str(words)])

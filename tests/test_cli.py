@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 import subprocess
 import sys
@@ -24,9 +25,11 @@ def cli_env(tmp_path: Path) -> dict[str, str]:
     )
 
 
-def run_cli(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
+def run_cli(
+    env: dict[str, str], *args: str, cwd: Path | None = None
+) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [ATRIUM, *args], env=env, capture_output=True, text=True, timeout=60, check=False
+        [ATRIUM, *args], env=env, cwd=cwd, capture_output=True, text=True, timeout=60, check=False
     )
 
 
@@ -87,6 +90,17 @@ def test_first_start_prints_a_key_that_authenticates(serve: type[Server]) -> Non
     assert account(again.url, keys[0]).status_code == 200
 
 
+def test_serve_says_which_model_new_agents_get(
+    cli_env: dict[str, str], serve: type[Server]
+) -> None:
+    assert "Default model: atrium:offline (built in" in serve().output()
+    cli_env["ATRIUM_DEFAULT_MODEL"] = "openai:gpt-4o-mini"
+    assert (
+        "Default model: openai:gpt-4o-mini (unusable: openai models need ATRIUM_OPENAI_API_KEY"
+        in serve().output()
+    )
+
+
 def test_bootstrap_key_can_be_given(cli_env: dict[str, str], serve: type[Server]) -> None:
     cli_env["ATRIUM_BOOTSTRAP_KEY"] = "atr_given-by-the-operator-0123456789"
     server = serve()
@@ -115,6 +129,22 @@ def test_keys_create_list_revoke(cli_env: dict[str, str], serve: type[Server]) -
     assert run_cli(cli_env, "keys", "revoke", "999999").returncode == 1
 
 
+def test_keys_commands_print_json(cli_env: dict[str, str]) -> None:
+    created = run_cli(cli_env, "keys", "create", "--account", "robot", "--json")
+    assert created.returncode == 0, created.stderr
+    issued = json.loads(created.stdout)
+    assert KEY_PATTERN.fullmatch(issued["key"]) and issued["account"] == "robot"
+    assert issued["tier"] == "standard"
+    listed = json.loads(run_cli(cli_env, "keys", "list", "--json").stdout)["data"]
+    [robot] = [key for key in listed if key["account"] == "robot"]
+    assert robot["key_id"] == issued["key_id"] and robot["revoked_at"] is None
+    assert issued["key"].startswith(robot["prefix"]) and issued["key"] not in str(listed)
+    revoked = run_cli(cli_env, "keys", "revoke", str(issued["key_id"]), "--json")
+    assert json.loads(revoked.stdout) == {"key_id": issued["key_id"], "revoked": True}
+    listed = json.loads(run_cli(cli_env, "keys", "list", "--json").stdout)["data"]
+    assert [key["revoked_at"] for key in listed if key["account"] == "robot"] != [None]
+
+
 def test_bad_tier_is_refused(cli_env: dict[str, str]) -> None:
     result = run_cli(cli_env, "keys", "create", "--tier", "gold")
     assert result.returncode == 2
@@ -126,6 +156,29 @@ def test_migrate_is_idempotent(cli_env: dict[str, str]) -> None:
     second = run_cli(cli_env, "migrate")
     assert second.returncode == 0
     assert "up to date" in second.stdout
+
+
+def test_the_default_database_is_the_same_from_every_folder(tmp_path: Path) -> None:
+    """Without ATRIUM_DATABASE_URL the database is one file in the user's data directory: a
+    key made from one folder is listed from another, and no folder gets an atrium.db of its
+    own. Every server-side command says which database it opened (on stderr)."""
+    env = atrium_env(XDG_DATA_HOME=str(tmp_path / "data-home"), PYTHONUNBUFFERED="1")
+    first, second = tmp_path / "first", tmp_path / "second"
+    first.mkdir()
+    second.mkdir()
+    expected = tmp_path / "data-home" / "atrium" / "atrium.db"
+
+    created = run_cli(env, "keys", "create", "--account", "travelling", cwd=first)
+    assert created.returncode == 0, created.stderr
+    assert f"Database: {expected}" in created.stderr
+    assert KEY_PATTERN.findall(created.stdout), created.stdout
+
+    listing = run_cli(env, "keys", "list", cwd=second)
+    assert listing.returncode == 0, listing.stderr
+    assert "travelling" in listing.stdout
+    assert f"Database: {expected}" in listing.stderr
+    assert expected.exists()
+    assert list(first.iterdir()) == [] and list(second.iterdir()) == []
 
 
 def test_client_commands_start_without_the_server() -> None:

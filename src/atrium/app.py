@@ -7,20 +7,24 @@ from collections.abc import AsyncIterator
 from contextlib import AsyncExitStack, asynccontextmanager
 
 from fastapi import FastAPI
-from redis.asyncio import Redis
 
 from atrium import __version__
 from atrium.accounts.endpoints import router as account_router
 from atrium.agents.endpoints import router as agents_router
+from atrium.agents.models import ModelCheck
 from atrium.analytics.endpoints import router as analytics_router
 from atrium.dashboard import mount as mount_dashboard
+from atrium.db.batcher import WriteBatcher
 from atrium.db.engine import Database
 from atrium.domains.endpoints import router as domains_router
-from atrium.http import error_handlers, openapi
+from atrium.http import docs, error_handlers, openapi
 from atrium.http.context import RequestContextMiddleware
 from atrium.http.gateway import GatewayMiddleware
 from atrium.http.groups import AGENTS, DOMAINS, RUNS
 from atrium.http.health import router as health_router
+from atrium.kit.dns import Resolver
+from atrium.kit.redis import connect_redis
+from atrium.observability.logs import install_log_escaping
 from atrium.observability.metrics import Metrics
 from atrium.ratelimit.limiter import RateLimiter
 from atrium.runs.broker import Broker, RedisBroker
@@ -29,7 +33,6 @@ from atrium.serving import ServedDomainsMiddleware
 from atrium.settings import Settings, get_settings
 from atrium.spaces.endpoints import router as spaces_router
 from atrium.webhooks.endpoints import router as webhooks_router
-from atrium.worker.batcher import WriteBatcher
 from atrium.worker.pool import WorkerPool
 
 
@@ -37,9 +40,14 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     """Build the application. Migrations are applied by the CLI before serving, not here."""
     settings = settings or get_settings()
     logging.getLogger("atrium").setLevel(settings.log_level.upper())
+    install_log_escaping()  # outside input in a log line: escaped, never raw control bytes
     db = Database(settings)
     # One Redis pool per process (rate-limit counters, event fan-out); None when embedded.
-    redis = Redis.from_url(settings.redis_url) if settings.redis_url else None
+    redis = (
+        connect_redis(settings.redis_url, settings.redis_max_connections)
+        if settings.redis_url
+        else None
+    )
     limiter = RateLimiter(settings, redis)
     metrics = Metrics()
     # Run events and worker wake-ups: in-process, or across processes through Redis.
@@ -85,6 +93,9 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         version=__version__,
         summary="Domains and spaces, durable LLM agent runs, agents and usage analytics.",
         lifespan=lifespan,
+        # FastAPI's pages load their scripts from CDNs; atrium serves /docs itself (http/docs.py).
+        docs_url=None,
+        redoc_url=None,
     )
     app.state.settings = settings
     app.state.db = db
@@ -94,11 +105,17 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.state.broker = broker
     app.state.writer = writer
     app.state.workers = workers
+    app.state.resolver = Resolver.from_settings(settings)  # domain verification's DNS
+    # Models registered on the worker's registry (tests, embedding apps) are usable models too.
+    app.state.model_check = ModelCheck(
+        settings, registered=workers.runtime.models.is_registered if workers else lambda _: False
+    )
     if redis is not None:
         app.state.redis_ping = redis.ping
 
     error_handlers.install(app)
     openapi.install(app)
+    docs.install(app)
     app.include_router(health_router)
     app.include_router(account_router, prefix=AGENTS.prefix)
     app.include_router(agents_router, prefix=AGENTS.prefix)
@@ -120,5 +137,5 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         public_url=settings.public_url,
         status=settings.domain_redirect_status,
     )
-    app.add_middleware(RequestContextMiddleware, metrics=metrics)
+    app.add_middleware(RequestContextMiddleware, metrics=metrics, routes=app.routes)
     return app

@@ -11,16 +11,32 @@ from typing import Annotated
 import typer
 from rich.console import Console
 
+from atrium.client.cli import App
 from atrium.client.cli import register as register_client_commands
-from atrium.settings import get_settings
+from atrium.client.cli._shared import JsonOption, print_json, print_list
+from atrium.settings import Settings, get_settings
 
-app = typer.Typer(
+app = App(
     help="atrium: self-hosted domains, spaces, agents and durable agent runs.", no_args_is_help=True
 )
-keys_app = typer.Typer(help="Manage API keys.", no_args_is_help=True)
+keys_app = App(help="Manage API keys.", no_args_is_help=True)
 app.add_typer(keys_app, name="keys")
 register_client_commands(app)
 console = Console()
+# Notes about what a command does (which database it opened) go to stderr: stdout stays the
+# command's answer, e.g. only the key of `atrium keys create`, for scripts.
+notes = Console(stderr=True, soft_wrap=True)
+
+
+def _open_database() -> Settings:
+    """The settings of a server-side command, its database migrated, and a note saying where
+    that database is (a command started from another folder must not look empty by surprise)."""
+    from atrium import operations
+
+    settings = get_settings()
+    notes.print(f"Database: {operations.database_location(settings)}", highlight=False)
+    operations.migrate(settings)
+    return settings
 
 
 @app.command()
@@ -32,19 +48,34 @@ def serve(
     """Apply migrations, create the first key on an empty database, and serve the API."""
     from atrium import operations
 
-    settings = get_settings()
-    operations.configure_logging(settings)
-    operations.migrate(settings)
+    operations.configure_logging(get_settings())
+    settings = _open_database()
     issued = operations.bootstrap(settings)
     if issued is not None:
         console.print(
             f"[bold green]Created account 'default'.[/] API key (shown once):\n{issued.key}",
             soft_wrap=True,
         )
+    _note_default_model(settings)
     if no_worker:
         console.print("Serving the API only (--no-worker).")
         settings = settings.model_copy(update={"run_worker": False})
     operations.serve(settings, host=host, port=port)
+
+
+def _note_default_model(settings: Settings) -> None:
+    """Which model new agents get, and what it lacks if it cannot run (docs/models.md)."""
+    from rich.markup import escape
+
+    from atrium.agents.models import model_problem
+
+    problem = model_problem(settings.default_model, settings)
+    note = f"Default model: {settings.default_model}"
+    if problem is not None:
+        note += f" [yellow](unusable: {escape(problem)}; see docs/models.md)[/]"
+    elif settings.default_model == "atrium:offline":
+        note += " [dim](built in; a real model: docs/models.md)[/]"
+    notes.print(note, highlight=False)
 
 
 @app.command()
@@ -52,9 +83,8 @@ def worker() -> None:
     """Execute queued agent runs without serving the API (scale-out beside `serve --no-worker`)."""
     from atrium import operations
 
-    settings = get_settings()
-    operations.configure_logging(settings)
-    operations.migrate(settings)
+    operations.configure_logging(get_settings())
+    settings = _open_database()
     console.print(f"Worker started: up to {settings.worker_concurrency} runs at once.")
     operations.work(settings)
 
@@ -62,51 +92,71 @@ def worker() -> None:
 @app.command()
 def migrate() -> None:
     """Apply database migrations up to the newest revision."""
-    from atrium import operations
-
-    operations.migrate(get_settings())
+    _open_database()
     console.print("Database is up to date.")
 
 
 @keys_app.command("create")
 def keys_create(
-    account: Annotated[str, typer.Option(help="Account name; created if new.")] = "default",
-    tier: Annotated[str, typer.Option(help="standard or premium.")] = "standard",
+    account: Annotated[
+        str, typer.Option(metavar="NAME", help="Account name; created if new.")
+    ] = "default",
+    tier: Annotated[str, typer.Option(metavar="TIER", help="standard or premium.")] = "standard",
+    as_json: JsonOption = False,
 ) -> None:
     """Create an API key and print it (it is never shown again)."""
     from atrium import operations
     from atrium.errors import InvalidParameter
 
-    settings = get_settings()
-    operations.migrate(settings)
+    settings = _open_database()
     try:
         issued = operations.create_key(settings, account=account, tier=tier)
     except InvalidParameter as exc:
         console.print(f"[red]{exc.message}[/]")
         raise typer.Exit(2) from exc
+    if as_json:
+        print_json(
+            {
+                "key_id": issued.key_id,
+                "account": issued.account_name,
+                "tier": issued.tier,
+                "key": issued.key,
+            }
+        )
+        return
     console.print(f"Key {issued.key_id} for account '{issued.account_name}' ({issued.tier}):")
     print(issued.key)
 
 
 @keys_app.command("list")
-def keys_list() -> None:
+def keys_list(as_json: JsonOption = False) -> None:
     """List keys: id, account, tier, prefix, created, revoked."""
     from atrium import operations
 
-    settings = get_settings()
-    operations.migrate(settings)
-    console.print(operations.keys_table(settings))
+    settings = _open_database()
+    keys = operations.list_keys(settings)
+    if as_json:
+        print_list(keys)
+    else:
+        console.print(operations.keys_table(keys))
 
 
 @keys_app.command("revoke")
-def keys_revoke(key_id: Annotated[int, typer.Argument(help="Id from `atrium keys list`.")]) -> None:
+def keys_revoke(
+    key_id: Annotated[int, typer.Argument(help="Id from `atrium keys list`.")],
+    as_json: JsonOption = False,
+) -> None:
     """Revoke a key: every later request with it is a 401."""
     from atrium import operations
     from atrium.errors import NotFound
 
+    settings = _open_database()
     try:
-        operations.revoke_key(get_settings(), key_id)
+        operations.revoke_key(settings, key_id)
     except NotFound as exc:
         console.print(f"[red]{exc.message}[/]")
         raise typer.Exit(1) from exc
-    console.print(f"Key {key_id} revoked.")
+    if as_json:
+        print_json({"key_id": key_id, "revoked": True})
+    else:
+        console.print(f"Key {key_id} revoked.")

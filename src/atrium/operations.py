@@ -24,6 +24,7 @@ from atrium.auth import repository as auth_repository
 from atrium.auth import service as auth_service
 from atrium.db.engine import Database
 from atrium.db.migrate import upgrade
+from atrium.observability.logs import install_log_escaping
 from atrium.settings import Settings
 
 T = TypeVar("T")
@@ -38,6 +39,7 @@ def configure_logging(settings: Settings) -> None:
         handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
         logger.addHandler(handler)
     logger.setLevel(settings.log_level.upper())
+    install_log_escaping()
 
 
 def tune_gc() -> None:
@@ -54,11 +56,28 @@ def tune_gc() -> None:
     gc.set_threshold(50_000, 20, 10)
 
 
-def migrate(settings: Settings) -> None:
-    """Apply migrations, creating a SQLite file's folder first."""
+def _sqlite_path(settings: Settings) -> Path | None:
+    """The database file, when the database is a SQLite file."""
     url = make_url(settings.database_url)
     if url.get_backend_name() == "sqlite" and url.database not in (None, "", ":memory:"):
-        Path(str(url.database)).expanduser().resolve().parent.mkdir(parents=True, exist_ok=True)
+        return Path(str(url.database)).expanduser().resolve()
+    return None
+
+
+def database_location(settings: Settings) -> str:
+    """Where this command's data lives, for the line every server-side command prints: the
+    SQLite file's absolute path, or the URL without its password."""
+    path = _sqlite_path(settings)
+    if path is not None:
+        return str(path)
+    return make_url(settings.database_url).render_as_string(hide_password=True)
+
+
+def migrate(settings: Settings) -> None:
+    """Apply migrations, creating a SQLite file's folder first."""
+    path = _sqlite_path(settings)
+    if path is not None:
+        path.parent.mkdir(parents=True, exist_ok=True)
     upgrade(settings)
 
 
@@ -92,6 +111,7 @@ def bootstrap(settings: Settings) -> auth_service.IssuedKey | None:
 
 def serve(settings: Settings, *, host: str, port: int) -> None:
     from atrium.app import create_app
+    from atrium.http.protocol import http_protocol
 
     application = create_app(settings)
     tune_gc()
@@ -101,6 +121,9 @@ def serve(settings: Settings, *, host: str, port: int) -> None:
         port=port,
         log_level=settings.log_level.lower(),
         proxy_headers=True,
+        # Bounds the size and read time of request heads (ATRIUM_HTTP_MAX_HEADER_BYTES,
+        # ATRIUM_HTTP_HEADER_TIMEOUT_SECONDS), which uvicorn leaves open.
+        http=http_protocol(settings),
     )
 
 
@@ -116,18 +139,33 @@ def create_key(settings: Settings, *, account: str, tier: str) -> auth_service.I
     return _on_database(settings, partial(auth_service.create_key, account_name=account, tier=tier))
 
 
-def keys_table(settings: Settings) -> Table:
-    """Every key: id, account, tier, prefix, created, revoked."""
+def list_keys(settings: Settings) -> list[dict[str, object]]:
+    """Every key: id, account, tier, prefix, created, revoked (ISO 8601 or None)."""
     rows = _on_database(settings, auth_repository.list_keys, write=False)
+    return [
+        {
+            "key_id": key.id,
+            "account": acct.name,
+            "tier": key.tier,
+            "prefix": key.prefix,
+            "created_at": key.created_at.isoformat(timespec="seconds"),
+            "revoked_at": key.revoked_at.isoformat(timespec="seconds") if key.revoked_at else None,
+        }
+        for key, acct in rows
+    ]
+
+
+def keys_table(keys: list[dict[str, object]]) -> Table:
+    """The keys of `list_keys` as a table."""
     table = Table("id", "account", "tier", "prefix", "created", "revoked")
-    for key, acct in rows:
+    for key in keys:
         table.add_row(
-            str(key.id),
-            acct.name,
-            key.tier,
-            key.prefix + "…",
-            key.created_at.isoformat(timespec="seconds"),
-            key.revoked_at.isoformat(timespec="seconds") if key.revoked_at else "",
+            str(key["key_id"]),
+            str(key["account"]),
+            str(key["tier"]),
+            f"{key['prefix']}…",
+            str(key["created_at"]),
+            str(key["revoked_at"] or ""),
         )
     return table
 

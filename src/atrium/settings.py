@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import ipaddress
 from functools import lru_cache
-from typing import Literal
+from typing import Annotated, Literal
 
-from pydantic import BaseModel, Field
-from pydantic_settings import BaseSettings, SettingsConfigDict
+import platformdirs
+from cryptography.fernet import Fernet
+from pydantic import AliasChoices, BaseModel, Field, SecretStr, field_validator
+from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
 
 class ModelCreditPrice(BaseModel):
@@ -14,6 +17,13 @@ class ModelCreditPrice(BaseModel):
 
     input: float = Field(ge=0)
     output: float = Field(ge=0)
+
+
+def default_database_url() -> str:
+    """A SQLite file in the user's data directory (`~/.local/share/atrium/atrium.db` on Linux),
+    so every command finds the same database whatever folder it is started from."""
+    path = platformdirs.user_data_path("atrium", appauthor=False) / "atrium.db"
+    return f"sqlite+aiosqlite:///{path}"
 
 
 class Settings(BaseSettings):
@@ -28,7 +38,7 @@ class Settings(BaseSettings):
         "http://127.0.0.1:8000", description="Base of every absolute URL in responses."
     )
     database_url: str = Field(
-        "sqlite+aiosqlite:///./atrium.db",
+        default_factory=default_database_url,
         description="SQLAlchemy async URL: sqlite+aiosqlite:///path or postgresql+asyncpg://…",
     )
     redis_url: str | None = Field(
@@ -36,6 +46,11 @@ class Settings(BaseSettings):
     )
     redis_prefix: str = Field(
         "atrium", description="Prefix of every Redis key and channel atrium uses."
+    )
+    redis_max_connections: int = Field(
+        100,
+        ge=2,
+        description="Redis connections per process; a burst beyond it waits for one, not fails.",
     )
     bootstrap_key: str | None = Field(
         None, description="Key given to account `default` on the first start of an empty database."
@@ -46,8 +61,42 @@ class Settings(BaseSettings):
         10_000, ge=0, description="How long SQLite waits on a locked database."
     )
 
+    # --- outbound requests and DNS (webhooks, MCP servers, domain verification) -----------------
+    allow_private_targets: bool = Field(
+        False,
+        # With an alias, pydantic-settings adds no prefix: the names are spelled out in full.
+        # The older webhook-only name stays accepted (environment, .env and keyword alike).
+        validation_alias=AliasChoices(
+            "ATRIUM_ALLOW_PRIVATE_TARGETS",
+            "allow_private_targets",
+            "ATRIUM_WEBHOOK_ALLOW_PRIVATE_TARGETS",
+            "webhook_allow_private_targets",
+        ),
+        description="Allow outbound requests (webhooks, MCP servers) to addresses that are not "
+        "globally routable: private, loopback, link-local, shared (100.64/10) and the like "
+        "(`ATRIUM_WEBHOOK_ALLOW_PRIVATE_TARGETS` is an older name of it).",
+    )
+    dns_nameservers: Annotated[list[str], NoDecode] = Field(
+        default_factory=list,
+        description="DNS servers for outbound lookups and domain verification, comma-separated "
+        "`ip` or `ip:port` (`[v6]:port`); empty: the system resolver.",
+    )
+    dns_timeout_seconds: float = Field(
+        5.0, gt=0, description="Longest one DNS lookup (all its servers and retries) may take."
+    )
+
     # --- request bounds --------------------------------------------------------------------------
     max_body_bytes: int = Field(1_048_576, ge=1, description="Largest accepted request body.")
+    http_max_header_bytes: int = Field(
+        65_536,
+        ge=1_024,
+        description="Largest request line and headers of one request (431 and closed beyond).",
+    )
+    http_header_timeout_seconds: float = Field(
+        10.0,
+        gt=0,
+        description="Longest a request's line and headers may take to arrive (408 and closed).",
+    )
 
     # --- rate limits (per key and group; `limits` notation) -----------------------------------
     rate_limit_standard: str = Field("1000/hour", description="Standard tier, per key and group.")
@@ -63,12 +112,23 @@ class Settings(BaseSettings):
     domain_redirect_status: Literal[301, 302, 303, 307, 308] = Field(
         302, description="Status of a served domain's redirect."
     )
+    domain_verify_target: Annotated[list[str], NoDecode] = Field(
+        default_factory=list,
+        description="Host names or IP addresses of this deployment, comma-separated: a domain "
+        "whose A/AAAA records (directly or through a CNAME) include one of their addresses is "
+        "verified; empty: TXT verification only.",
+    )
 
     # --- agent runs and workers ----------------------------------------------------------------
     run_worker: bool = Field(
         True, description="Run the in-process worker pool in `atrium serve` (--no-worker: off)."
     )
-    worker_concurrency: int = Field(32, ge=1, description="Runs one worker executes at once.")
+    # Runs spend their time waiting on a model that streams for seconds: a run in flight costs
+    # about 0.1 MB and no CPU while it waits, so the default is sized for a thousand at once.
+    # With 32, 1,000 runs of a 2 s model took 63 s and more of queueing (issue 20).
+    worker_concurrency: int = Field(
+        1000, ge=1, description="Runs one worker executes at once (they mostly wait on models)."
+    )
     run_lease_seconds: float = Field(
         30.0, gt=0, description="A claimed run whose lease is not renewed this long is re-queued."
     )
@@ -88,6 +148,12 @@ class Settings(BaseSettings):
     )
     run_timeout_seconds: float = Field(300.0, gt=0, description="Longest a run may execute.")
     run_max_prompt_chars: int = Field(32_000, ge=1, description="Largest accepted prompt.")
+    run_action_timeout_seconds: float = Field(
+        86_400.0,
+        gt=0,
+        description="How long a run waits for its caller's actions (requires_action) before it "
+        "fails with ACTION_EXPIRED.",
+    )
     run_max_metadata_bytes: int = Field(4_096, ge=2, description="Largest run metadata (JSON).")
     run_request_limit: int = Field(20, ge=1, description="Model requests allowed per run.")
     run_total_tokens_limit: int | None = Field(
@@ -96,8 +162,29 @@ class Settings(BaseSettings):
     run_event_flush_ms: int = Field(
         50, ge=0, description="Longest a streamed event waits to be persisted and delivered."
     )
+    model_cache_size: int = Field(
+        128,
+        ge=1,
+        description="Built models (and their agents) kept per process; others are rebuilt on use.",
+    )
+    default_model: str = Field(
+        "atrium:offline",
+        description="Model of agents created without one, the default agent included "
+        "(docs/models.md), e.g. `openai:gpt-4o-mini`.",
+    )
+    openai_api_key: SecretStr | None = Field(
+        None, description="API key of OpenAI, for `openai:<model>` (docs/models.md)."
+    )
+    openai_base_url: str | None = Field(
+        None, description="Base URL of the OpenAI API for `openai:<model>` (unset: OpenAI's own)."
+    )
+    anthropic_api_key: SecretStr | None = Field(
+        None, description="API key of Anthropic, for `anthropic:<model>` (docs/models.md)."
+    )
     llm_base_url: str | None = Field(
-        None, description="Base URL of the OpenAI-compatible server (`openai-compatible:<model>`)."
+        None,
+        description="Base URL of the OpenAI-compatible server (`openai-compatible:<model>`): "
+        "Ollama, vLLM, llama.cpp, … (docs/models.md).",
     )
     llm_api_key: str | None = Field(None, description="API key of the OpenAI-compatible server.")
     credit_prices: dict[str, ModelCreditPrice] = Field(
@@ -116,15 +203,41 @@ class Settings(BaseSettings):
     sse_poll_seconds: float = Field(
         1.0, gt=0, description="A quiet event stream re-reads the database this often."
     )
+    # A client following each of its runs holds one stream per run in flight: the cap leaves
+    # room for the worker's default concurrency twice over (a 1,000-run burst with a follower
+    # each had 895 streams refused at 100), and still bounds what one key can hold open.
     sse_max_streams_per_key: int = Field(
-        100, ge=1, description="Event streams one key may hold open at once, per process (429)."
+        2000, ge=1, description="Event streams one key may hold open at once, per process (429)."
+    )
+    sse_auth_recheck_seconds: float = Field(
+        5.0,
+        gt=0,
+        description="An open event stream re-checks its key this often; a revoked key ends it.",
+    )
+
+    # --- tools: MCP servers and the secrets of their headers ---------------------------------
+    secrets_key: SecretStr | None = Field(
+        None,
+        description="Fernet key(s) that encrypt stored secrets (MCP headers), comma-separated: "
+        "the first encrypts, every one decrypts. Unset: a key file beside the SQLite database; "
+        "PostgreSQL needs it to store headers.",
+    )
+    mcp_connect_timeout_seconds: float = Field(
+        10.0, gt=0, description="Longest a run waits to connect to an MCP server."
+    )
+    mcp_list_timeout_seconds: float = Field(
+        10.0, gt=0, description="Longest a run waits for an MCP server's tool list."
+    )
+    mcp_call_timeout_seconds: float = Field(
+        60.0, gt=0, description="Longest one MCP tool call may take."
+    )
+    mcp_tools_cache_seconds: float = Field(
+        60.0,
+        ge=0,
+        description="How long an MCP server's tool list is reused by later runs (0: never).",
     )
 
     # --- webhooks --------------------------------------------------------------------------------
-    webhook_allow_private_targets: bool = Field(
-        False,
-        description="Allow webhook URLs on private, loopback and link-local addresses.",
-    )
     webhook_timeout_seconds: float = Field(
         10.0, gt=0, description="Longest one webhook delivery attempt may take."
     )
@@ -155,6 +268,52 @@ class Settings(BaseSettings):
         description="Delivered and failed webhook deliveries are deleted this many days after "
         "they were created (0 keeps them).",
     )
+
+    @field_validator("dns_nameservers", "domain_verify_target", mode="before")
+    @classmethod
+    def _comma_separated(cls, value: object) -> object:
+        if isinstance(value, str):
+            return [part.strip() for part in value.split(",") if part.strip()]
+        return value
+
+    @field_validator("dns_nameservers")
+    @classmethod
+    def _nameservers(cls, value: list[str]) -> list[str]:
+        for entry in value:
+            dns_server_address(entry)  # raises ValueError, shown as a settings error
+        return value
+
+    @field_validator("secrets_key")
+    @classmethod
+    def _fernet_keys(cls, value: SecretStr | None) -> SecretStr | None:
+        # A bad key must stop the start, not fail the first agent that stores a header.
+        if value is not None:
+            for key in value.get_secret_value().split(","):
+                try:
+                    Fernet(key.strip())
+                except ValueError:
+                    raise ValueError(
+                        "each key must be 32 url-safe base64-encoded bytes: "
+                        "cryptography.fernet.Fernet.generate_key() makes one"
+                    ) from None
+        return value
+
+
+def dns_server_address(entry: str) -> tuple[str, int]:
+    """`127.0.0.1:5353` → ("127.0.0.1", 5353); `[::1]:53`, `::1` and `10.0.0.1` (port 53) too."""
+    host, port = entry.strip(), "53"
+    if host.startswith("[") and "]:" in host:
+        host, _, port = host[1:].partition("]:")
+    elif host.count(":") == 1:
+        host, _, port = host.partition(":")
+    try:
+        ipaddress.ip_address(host.strip("[]"))
+        number = int(port)
+    except ValueError:
+        number = 0
+    if not 0 < number < 65536:
+        raise ValueError(f"DNS server {entry!r} must be ip, ip:port or [ipv6]:port")
+    return host.strip("[]"), number
 
 
 @lru_cache

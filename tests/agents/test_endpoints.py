@@ -16,6 +16,7 @@ DEFAULT_CONFIG = {
     "instructions": "",
     "max_output_tokens": None,
     "tools": ["write_artifact", "list_artifacts", "read_artifact"],
+    "output_schema": None,
 }
 
 
@@ -52,7 +53,7 @@ async def test_create_with_a_full_config(client: httpx.AsyncClient, auth: dict[s
     }
     agent = await _create(client, auth, description="Summaries", config=config)
     assert agent["description"] == "Summaries"
-    assert agent["config"] == {**config, "temperature": 0.0}
+    assert agent["config"] == {**config, "temperature": 0.0, "output_schema": None}
 
 
 async def test_partial_config_is_merged_over_the_defaults(

@@ -49,6 +49,8 @@ BAD_BODIES: list[tuple[Any, str]] = [
     ({"name": "a", "config": {"model": "open ai:gpt"}}, "config.model"),
     ({"name": "a", "config": {"model": 4}}, "config.model"),
     ({"name": "a", "config": {"model": "a:" + "b" * 300}}, "config.model"),
+    ({"name": "a", "config": {"model": "opnai:gpt-4o"}}, "config.model"),
+    ({"name": "a", "config": {"model": "atrium:online"}}, "config.model"),
     ({"name": "a", "config": {"instructions": 1}}, "config.instructions"),
     ({"name": "a", "config": {"instructions": "x" * 20_001}}, "config.instructions"),
     ({"name": "a", "config": {"max_output_tokens": 0}}, "config.max_output_tokens"),

@@ -59,6 +59,7 @@ async def test_runs_add_up_per_day_and_status(
         "output_tokens": 20,
         "credits": 1.50025,
         "requests": 3,
+        "requires_action": 0,
     }
     assert body["totals"] == expected
     assert body["daily"] == [{"date": "2026-03-10", **expected}]

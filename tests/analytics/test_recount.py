@@ -27,6 +27,7 @@ def _recount(runs: Iterable[FinishedRun]) -> dict[str, Any]:
         "output_tokens": sum(run.output_tokens for run in listed),
         "credits": sum(run.credits_micro for run in listed) / 1_000_000,
         "requests": sum(run.requests for run in listed),
+        "requires_action": 0,
     }
 
 

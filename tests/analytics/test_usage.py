@@ -21,6 +21,7 @@ COUNTERS = {
     "output_tokens",
     "credits",
     "requests",
+    "requires_action",
 }
 ZERO = dict.fromkeys(COUNTERS, 0)
 D = datetime.date

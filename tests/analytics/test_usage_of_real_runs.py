@@ -63,6 +63,7 @@ async def test_finished_runs_are_counted_exactly(
             "output_tokens": sum(r["billing"]["output_tokens"] for r in selected),
             "credits_micro": sum(round(r["billing"]["credits"] * 1e6) for r in selected),
             "requests": sum(r["billing"]["requests"] for r in selected),
+            "requires_action": 0,  # none of these runs waited for its caller
         }
 
     def shown(counters: dict[str, Any]) -> dict[str, Any]:

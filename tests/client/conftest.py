@@ -1,8 +1,8 @@
 """A real `atrium serve` process for the client's tests, and a slow model for live runs.
 
 The server runs on a loopback port with a temporary SQLite database and a bootstrap key. Its
-agents can use `openai-compatible:slow`, served by `slow_llm.py`, whose answers take seconds:
-long enough to follow a run live, cancel it, or drop its stream in the middle.
+agents can use `openai-compatible:slow`, served by `bench/slow_llm.py`, whose answers take
+seconds: long enough to follow a run live, cancel it, or drop its stream in the middle.
 """
 
 from __future__ import annotations
@@ -59,7 +59,7 @@ def _serve(tmp: Path, name: str, llm_url: str, **extra: str) -> Iterator[Server]
         # Heartbeats between events, so every stream test also reads comment frames.
         ATRIUM_SSE_HEARTBEAT_SECONDS="0.25",
         # Webhook receivers of the tests (and of docs/client.md) listen on loopback.
-        ATRIUM_WEBHOOK_ALLOW_PRIVATE_TARGETS="true",
+        ATRIUM_ALLOW_PRIVATE_TARGETS="true",
         ATRIUM_WEBHOOK_POLL_SECONDS="0.2",
         ATRIUM_WEBHOOK_BACKOFF_SECONDS="0.2",
         ATRIUM_URL=f"http://127.0.0.1:{port}",

@@ -130,12 +130,15 @@ def test_wait_times_out(atrium: Client, slow_agent: str) -> None:
     with pytest.raises(WaitTimeoutError) as caught:
         atrium.runs.wait(created.run_id, timeout=0.5)
     assert caught.value.run_id == created.run_id
+    assert caught.value.waited is not None and 0.5 <= caught.value.waited < 5
+    assert f"after waiting {caught.value.waited:.1f} s" in str(caught.value)
     assert time.monotonic() - started < 5
     atrium.runs.cancel(created.run_id)
 
 
 def test_unknown_run_is_not_found(atrium: Client) -> None:
-    with pytest.raises(NotFoundError):
+    with pytest.raises(NotFoundError) as caught:
         atrium.runs.get("run_doesnotexist")
+    assert caught.value.parameter == "run_id"
     with pytest.raises(NotFoundError):
         list(atrium.runs.stream("run_doesnotexist"))

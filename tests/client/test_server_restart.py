@@ -16,7 +16,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from atrium.client import Client
+from atrium.client import Client, MessageDelta, RunRestarted, StreamedText
 from tests.client.conftest import BOOTSTRAP_KEY, SLOW_MODEL, SLOW_WORDS
 from tests.processes import (
     ATRIUM,
@@ -113,4 +113,16 @@ def test_run_is_followed_across_a_server_restart(restartable: Restartable) -> No
     assert "completed" in stdout and "Credits:" in stdout
     with Client(restartable.url, BOOTSTRAP_KEY) as client:
         (run,) = client.runs.list(agent_id=agent.agent_id).data
+        events = client.runs.events(run.run_id)
     assert run.status == "completed" and run.result == ANSWER
+    # The second attempt's events follow `run.restarted` (attempt 2), and the client's text
+    # starts over there: every delta joined holds the first attempt's partial answer too.
+    kinds = [event.event for event in events]
+    restarted = events[kinds.index("run.restarted")]
+    assert isinstance(restarted, RunRestarted) and restarted.attempt == 2
+    assert kinds[kinds.index("run.restarted") + 1] == "run.started"
+    joined = "".join(event.text for event in events if isinstance(event, MessageDelta))
+    assert joined != ANSWER and joined.endswith(ANSWER)
+    text = StreamedText()
+    dropped = [text.add(event) for event in events]
+    assert text.text == ANSWER and dropped.count(True) == 1 and text.attempt == 2

@@ -8,6 +8,7 @@ import pytest
 
 from atrium.db.engine import Database
 from atrium.domains import service
+from atrium.kit.time import utcnow
 
 PUBLIC_URL = "https://atrium.example.org"
 
@@ -21,9 +22,13 @@ def settings_overrides() -> dict[str, object]:
 
 @pytest.fixture
 def make_domains(db: Database) -> DomainFactory:
-    """`await make_domains(account_id, ["a.com", ...])` → their ids, created in one transaction."""
+    """`await make_domains(account_id, ["a.com", ...])` → their ids, created in one transaction.
+    `verified=True` marks them verified, as a successful `POST .../verify` does (the proofs
+    themselves are tested through DNS in `tests/serving/test_verification.py`)."""
 
-    async def factory(account_id: int, names: Iterable[str], **pages: str) -> list[int]:
+    async def factory(
+        account_id: int, names: Iterable[str], *, verified: bool = False, **pages: str
+    ) -> list[int]:
         async with db.transaction() as session:
             ids = []
             for name in names:
@@ -33,6 +38,8 @@ def make_domains(db: Database) -> DomainFactory:
                     fields={"name": name, **pages},
                     service_host=None,
                 )
+                if verified:
+                    domain.verified_at = utcnow()
                 ids.append(domain.id)
             return ids
 

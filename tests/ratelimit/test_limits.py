@@ -137,3 +137,22 @@ async def test_two_app_instances_sharing_redis_count_together(
     finally:
         for gen in (first_gen, second_gen):
             await gen.aclose()
+
+
+@pytest.mark.redis
+async def test_a_burst_beyond_the_redis_pool_waits_for_a_connection(
+    settings: Settings, redis_url: str, make_key: KeyFactory
+) -> None:
+    """300 requests at once on a pool of 2 connections: every one answered, none a 500
+    (redis-py's default pool raised MaxConnectionsError past its cap)."""
+    small = settings.model_copy(update={"redis_url": redis_url, "redis_max_connections": 2})
+    key = await make_key()
+    app = create_app(small)
+    async with LifespanManager(app):
+        transport = httpx.ASGITransport(app=app)
+        async with httpx.AsyncClient(transport=transport, base_url="http://testserver") as c:
+            answers = await asyncio.gather(
+                *(c.get("/v1/account", headers=bearer(key.key)) for _ in range(300))
+            )
+    assert sorted({a.status_code for a in answers}) == [200]
+    assert {a.headers["x-ratelimit-remaining"] for a in answers} >= {"700", "999"}

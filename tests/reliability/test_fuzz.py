@@ -36,6 +36,7 @@ from atrium.auth.service import create_key
 from atrium.db.engine import Database
 from atrium.settings import Settings
 from tests.conftest import _empty_tables, bearer
+from tests.dns_server import DNSServer
 from tests.reliability.conftest import (
     OPENAPI_DOCUMENT,
     Seeded,
@@ -57,7 +58,7 @@ class FuzzTarget:
 
 
 @pytest.fixture(scope="module")
-async def fuzz_target(database_url: str) -> AsyncIterator[FuzzTarget]:
+async def fuzz_target(database_url: str, quiet_dns: DNSServer) -> AsyncIterator[FuzzTarget]:
     """One app per backend for the whole module, with generous limits so fuzzing never sees 429."""
     await _empty_tables(database_url)
     config = Settings(
@@ -68,6 +69,7 @@ async def fuzz_target(database_url: str) -> AsyncIterator[FuzzTarget]:
         rate_limit_standard="1000000/hour",
         rate_limit_anonymous="1000000/hour",
         run_poll_seconds=0.2,
+        dns_nameservers=[quiet_dns.address],  # a domain's verification asks only loopback
     )
     db = Database(config)
     async with db.transaction() as session:

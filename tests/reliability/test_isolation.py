@@ -29,6 +29,9 @@ _BODIES: dict[tuple[str, str], dict[str, Any]] = {
     ("PUT", "/api/v1/spaces/{id}"): {"data": {"name": "stolen", "color": "6"}},
     ("PATCH", "/api/v1/spaces/{id}"): {"data": {"color": "6"}},
     ("PUT", "/v1/agents/{agent_id}"): {"json": {"name": "stolen"}},
+    ("POST", "/api/v1/public/agent/runs/{run_id}/actions"): {
+        "json": {"tool_outputs": [{"tool_call_id": "call_1", "output": "stolen"}]}
+    },
 }
 
 

@@ -94,6 +94,7 @@ async def test_metrics_carry_no_account_data(
 async def test_logs_at_the_default_level_carry_no_key_and_no_prompt(tmp_path: Path) -> None:
     env = process_env(tmp_path, rate_limit_anonymous="1000000/hour")
     env.pop("ATRIUM_LOG_LEVEL", None)  # the default level
+    env["ATRIUM_LLM_BASE_URL"] = "http://127.0.0.1:9/v1"  # nothing listens: the run fails
     bootstrap = env["ATRIUM_BOOTSTRAP_KEY"]
     server = AtriumProcess.serve(env, tmp_path / "serve.log")
     try:

@@ -15,6 +15,8 @@ RUN_FIELDS = {
     "thread_id",
     "agent_id",
     "status",
+    "prompt",
+    "model",
     "created_at",
     "started_at",
     "finished_at",

@@ -15,6 +15,8 @@ KINDS = {
     "run.step",
     "message.delta",
     "artifact.created",
+    "tool.called",
+    "tool.returned",
     "run.completed",
     "run.failed",
     "run.cancelled",

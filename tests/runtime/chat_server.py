@@ -3,8 +3,11 @@
 It speaks the wire protocol a real server (Ollama, vLLM, llama.cpp) speaks: JSON or streamed
 SSE chunks, tool calls with streamed arguments, usage in the last chunk. Its behaviour:
 - the model `broken` answers HTTP 400;
-- a request whose last message is a tool result gets a streamed final answer;
-- otherwise, when tools are offered, it calls `write_artifact`;
+- a request whose last message is a tool result gets a streamed final answer (which quotes that
+  result when the server was told a `tool_call`);
+- otherwise, when tools are offered, it calls `write_artifact`, or the `tool_call=(name, args)`
+  it was told to make;
+- told an `output`, it answers by calling the run's output tool (`final_result`) with it;
 - `stall_request=n` makes the n-th request hang (a worker can be killed in the middle of it).
 """
 
@@ -28,9 +31,18 @@ ANSWER = "The artifact is written; here is the final answer."
 
 
 class ChatServer:
-    def __init__(self, *, stall_request: int | None = None) -> None:
+    def __init__(
+        self,
+        *,
+        stall_request: int | None = None,
+        tool_call: tuple[str, dict[str, Any]] | None = None,
+        output: dict[str, Any] | None = None,
+    ) -> None:
         self.requests: list[dict[str, Any]] = []
+        self.authorizations: list[str | None] = []  # each request's Authorization header
         self.stall_request = stall_request
+        self.tool_call = tool_call
+        self.output = output
         self._release = asyncio.Event()
         self.port = free_port()
         self.base_url = f"http://127.0.0.1:{self.port}/v1"
@@ -57,6 +69,7 @@ class ChatServer:
     async def _chat(self, request: Request) -> Response:
         body = await request.json()
         self.requests.append(body)
+        self.authorizations.append(request.headers.get("authorization"))
         if len(self.requests) == self.stall_request:
             await self._release.wait()
             return Response(status_code=503)
@@ -65,18 +78,29 @@ class ChatServer:
                 {"error": {"message": "model is broken", "type": "invalid_request_error"}},
                 status_code=400,
             )
-        messages = body["messages"]
-        if messages[-1]["role"] == "tool" or not body.get("tools"):
-            move: dict[str, Any] = {"content": ANSWER}
-        else:
-            prompt = next(m["content"] for m in reversed(messages) if m["role"] == "user")
-            arguments = json.dumps(
-                {"name": "notes.txt", "content": f"notes on {prompt}", "mime_type": "text/plain"}
-            )
-            move = {"tool": "write_artifact", "arguments": arguments}
+        move = self._move(body)
         if body.get("stream"):
             return StreamingResponse(_chunks(body["model"], move), media_type="text/event-stream")
         return JSONResponse(_completion(body["model"], move))
+
+    def _move(self, body: dict[str, Any]) -> dict[str, Any]:
+        messages = body["messages"]
+        offered = {tool["function"]["name"] for tool in body.get("tools") or []}
+        answered = messages[-1]["role"] == "tool"
+        can_output = self.output is not None and "final_result" in offered
+        if not answered and self.tool_call is not None:
+            name, arguments = self.tool_call
+            return {"tool": name, "arguments": json.dumps(arguments)}
+        if can_output:
+            return {"tool": "final_result", "arguments": json.dumps(self.output)}
+        if answered or not offered:
+            quoted = f" The tool said: {messages[-1]['content']}" if self.tool_call else ""
+            return {"content": ANSWER + (quoted if answered else "")}
+        prompt = next(m["content"] for m in reversed(messages) if m["role"] == "user")
+        arguments = json.dumps(
+            {"name": "notes.txt", "content": f"notes on {prompt}", "mime_type": "text/plain"}
+        )
+        return {"tool": "write_artifact", "arguments": arguments}
 
 
 def _usage() -> dict[str, int]:

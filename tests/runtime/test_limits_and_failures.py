@@ -7,12 +7,15 @@ from collections.abc import AsyncIterator
 
 import httpx
 import pytest
+from asgi_lifespan import LifespanManager
 from pydantic_ai.exceptions import ModelHTTPError
 from pydantic_ai.messages import ModelMessage, ModelResponse
 from pydantic_ai.models.function import AgentInfo, DeltaToolCall, DeltaToolCalls, FunctionModel
 from pydantic_ai.models.test import TestModel
 
+from atrium.app import create_app
 from atrium.runtime.models import ModelRegistry
+from atrium.settings import Settings
 from tests.runs.conftest import AgentFactory
 from tests.runs.helpers import create_run, read_stream, wait_finished
 
@@ -95,15 +98,28 @@ async def test_a_provider_http_error_fails_with_model_error(
     assert frames[-1]["event"] == "run.failed"
 
 
-@pytest.mark.parametrize("model", ["nosuchprovider:model", "openai-compatible:llama3"])
-async def test_an_unusable_model_fails_with_model_unavailable(
-    client: httpx.AsyncClient, auth: dict[str, str], make_agent: AgentFactory, model: str
+@pytest.mark.parametrize(
+    "settings_overrides",
+    # The app that creates the agent has the server's address and no worker; the one that
+    # runs it has lost the address since (a setting removed between two starts).
+    [{"llm_base_url": "http://127.0.0.1:9/v1", "run_worker": False}],
+)
+async def test_a_stored_model_that_lost_its_settings_fails_with_model_unavailable(
+    client: httpx.AsyncClient, auth: dict[str, str], make_agent: AgentFactory, settings: Settings
 ) -> None:
-    run = await create_run(client, auth, agent_id=await make_agent(model=model))
-    done = await wait_finished(client, auth, run["run_id"])
+    agent_id = await make_agent(model="openai-compatible:llama3")
+    restarted = create_app(settings.model_copy(update={"llm_base_url": None, "run_worker": True}))
+    async with LifespanManager(restarted):
+        transport = httpx.ASGITransport(app=restarted)
+        async with httpx.AsyncClient(transport=transport, base_url="http://testserver") as later:
+            run = await create_run(later, auth, agent_id=agent_id)
+            done = await wait_finished(later, auth, run["run_id"])
     assert done["status"] == "failed"
-    assert done["error"]["code"] == "MODEL_UNAVAILABLE"
-    assert model in done["error"]["message"]
+    assert done["error"] == {
+        "code": "MODEL_UNAVAILABLE",
+        "message": "openai-compatible:llama3: openai-compatible models need ATRIUM_LLM_BASE_URL, "
+        "the address of the server (e.g. http://127.0.0.1:11434/v1 for Ollama)",
+    }
 
 
 async def test_credits_follow_the_price_table(

@@ -24,9 +24,13 @@ MISSING = "https://landing.example.org/missing"
 @pytest.fixture
 async def served(api_key: IssuedKey, make_domains: DomainFactory) -> list[int]:
     both = await make_domains(
-        api_key.account_id, ["go.example.com"], index_page=INDEX, not_found_page=MISSING
+        api_key.account_id,
+        ["go.example.com"],
+        verified=True,
+        index_page=INDEX,
+        not_found_page=MISSING,
     )
-    bare = await make_domains(api_key.account_id, ["bare.example.com"])
+    bare = await make_domains(api_key.account_id, ["bare.example.com"], verified=True)
     return both + bare
 
 
@@ -54,7 +58,7 @@ async def test_root_goes_to_the_index_page(client: httpx.AsyncClient, served: li
     assert "x-request-id" in response.headers
 
 
-@pytest.mark.parametrize("path", ["/anything", "/a/b?c=d", "/api/v1/domains", "/healthz"])
+@pytest.mark.parametrize("path", ["/anything", "/a/b?c=d", "/apix", "/v10", "/dashboardx"])
 async def test_other_paths_go_to_the_not_found_page(
     client: httpx.AsyncClient, served: list[int], path: str
 ) -> None:

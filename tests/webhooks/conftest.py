@@ -11,7 +11,7 @@ from tests.webhooks.receiver import Receiver
 
 FAST = {
     # The receiver listens on loopback.
-    "webhook_allow_private_targets": True,
+    "allow_private_targets": True,
     "webhook_poll_seconds": 0.1,
     "webhook_backoff_seconds": 0.05,
     "webhook_backoff_factor": 2.0,

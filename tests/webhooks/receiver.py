@@ -35,7 +35,8 @@ class Received:
         return json.loads(self.body)
 
 
-# A behaviour: an HTTP status, ("redirect", location) or ("sleep", seconds) then 200.
+# A behaviour: an HTTP status, ("redirect", location), ("sleep", seconds) then 200, or
+# ("answer", (status, body bytes)).
 Behaviour = int | tuple[str, Any]
 
 
@@ -73,8 +74,11 @@ class Receiver:
                     self.send_header("Content-Length", "0")
                     self.end_headers()
                     return
-                assert isinstance(behaviour, int)
-                answer = b"ok" if behaviour < 400 else b"receiver says no\n" + b"x" * 5000
+                if isinstance(behaviour, tuple) and behaviour[0] == "answer":
+                    behaviour, answer = behaviour[1]
+                else:
+                    assert isinstance(behaviour, int)
+                    answer = b"ok" if behaviour < 400 else b"receiver says no\n" + b"x" * 5000
                 try:
                     self.send_response(behaviour)
                     self.send_header("Content-Length", str(len(answer)))

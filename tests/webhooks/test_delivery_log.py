@@ -18,6 +18,7 @@ from atrium.db.models import WebhookDelivery
 from atrium.kit.time import utcnow
 from atrium.webhooks import sender
 from tests.runs.helpers import create_run, wait_finished
+from tests.runs.test_hostile_parameters import cursor_of
 from tests.webhooks.conftest import FAST
 from tests.webhooks.receiver import Receiver
 
@@ -120,7 +121,18 @@ async def test_the_log_pages_newest_first_with_a_cursor(
     assert stamps == sorted(stamps, reverse=True)
 
 
-@pytest.mark.parametrize("cursor", ["not-a-cursor", "bm9waXBl", "x" * 201])
+@pytest.mark.parametrize(
+    "cursor",
+    [
+        "not-a-cursor",
+        "bm9waXBl",
+        "x" * 201,
+        # Dated at the edge of `datetime`: out of its range in UTC (issue 15, a 500 before).
+        cursor_of("0001-01-01T00:00:00+23:59|msg_abc"),
+        cursor_of("9999-12-31T23:59:59-00:01|msg_abc"),
+        cursor_of("2026-01-01T00:00:00+00:00|msg_a\x00b"),  # NUL: PostgreSQL refuses it
+    ],
+)
 async def test_a_cursor_this_api_did_not_return_is_a_400(
     client: httpx.AsyncClient, auth: dict[str, str], cursor: str
 ) -> None:

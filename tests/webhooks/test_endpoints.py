@@ -113,6 +113,13 @@ async def test_invalid_bodies_are_400_naming_the_parameter(
         "http://127.1/",
         "http://0x7f000001/",
         "http://2130706433:80/",
+        # The outside review (issue 15): not private, yet not globally routable either.
+        "http://100.100.100.200/latest/meta-data/",
+        "http://[::ffff:100.100.100.200]/",
+        "http://100.64.0.1/",
+        "http://[fec0::1]/",
+        "http://[64:ff9b::a00:1]/",
+        "http://0x7f.1/",
     ],
 )
 @pytest.mark.parametrize("settings_overrides", [{}])
@@ -125,7 +132,9 @@ async def test_private_targets_are_refused_by_default(
     ):
         response = await client.post(path, json=body, headers=auth)
         assert response.status_code == 400, (url, response.text)
-        assert response.json()["error"]["details"]["parameter"] == parameter
+        error = response.json()["error"]
+        assert error["details"]["parameter"] == parameter
+        assert "ATRIUM_ALLOW_PRIVATE_TARGETS=true" in error["message"], error
 
 
 @pytest.mark.parametrize("settings_overrides", [{}])

@@ -27,7 +27,7 @@ async def test_a_delivery_survives_a_server_restart(tmp_path: Path) -> None:
     receiver = Receiver(free_port())  # not listening yet: connections are refused
     env = process_env(
         tmp_path,
-        webhook_allow_private_targets="true",
+        webhook_allow_private_targets="true",  # the older name, still read
         webhook_backoff_seconds="2",
         webhook_backoff_factor="1",
         webhook_poll_seconds="0.2",

@@ -15,7 +15,7 @@ from sqlalchemy.orm import Session
 
 from atrium.db.engine import Database
 from atrium.kit.time import utcnow
-from atrium.worker import queue
+from atrium.runs import lifecycle, repository
 from tests.runs.helpers import RUNS, create_run
 
 OWNER = "host:1234:abcd"
@@ -26,9 +26,9 @@ def settings_overrides() -> dict[str, object]:
     return {"run_worker": False}  # this test is the worker
 
 
-async def _claim(db: Database) -> queue.ClaimedRun:
+async def _claim(db: Database) -> lifecycle.ClaimedRun:
     (claimed,) = await db.write_sync(
-        lambda session: queue.claim(
+        lambda session: lifecycle.claim(
             session, owner=OWNER, limit=1, lease_seconds=30, lock_rows=not db.sqlite
         )
     )
@@ -43,18 +43,18 @@ async def test_only_the_newest_attempt_of_one_owner_writes(
     # Its lease runs out (the loop stalled) and recovery puts the run back in the queue.
     later = utcnow() + timedelta(seconds=60)
 
-    def requeue(session: Session) -> int | None:
-        seq = queue.requeue(session, run_id=first.run_id, owner=OWNER, expired_before=later)
-        queue.release_thread(session, thread_id=first.thread_id, run_id=first.run_id)
+    def requeue(session: Session) -> tuple[int, str] | None:
+        seq = repository.requeue(session, run_id=first.run_id, owner=OWNER, expired_before=later)
+        repository.release_thread(session, thread_id=first.thread_id, run_id=first.run_id)
         return seq
 
     assert await db.write_sync(requeue) is not None
     second = await _claim(db)
     assert (first.run_id, first.attempt + 1) == (second.run_id, second.attempt)
 
-    async def checkpoint_of(claim: queue.ClaimedRun) -> bool | None:
+    async def checkpoint_of(claim: lifecycle.ClaimedRun) -> bool | None:
         return await db.write_sync(
-            lambda session: queue.checkpoint(
+            lambda session: repository.checkpoint(
                 session,
                 run_id=claim.run_id,
                 owner=OWNER,
@@ -65,10 +65,10 @@ async def test_only_the_newest_attempt_of_one_owner_writes(
             )
         )
 
-    async def finish_of(claim: queue.ClaimedRun, result: str) -> bool:
+    async def finish_of(claim: lifecycle.ClaimedRun, result: str) -> bool:
         values = {"status": "completed", "result": result, "finished_at": utcnow()}
         return await db.write_sync(
-            lambda session: queue.finish(
+            lambda session: repository.finish(
                 session, run_id=claim.run_id, owner=OWNER, attempt=claim.attempt, values=values
             )
         )

@@ -97,6 +97,10 @@ async def test_a_killed_workers_run_is_requeued_and_completes_once(
             assert requeued["data"]["reason"] == "worker_lost"
             started = [f["data"]["attempt"] for f in frames if f["event"] == "run.started"]
             assert started == [1, 2]
+            # The re-execution is announced before its own events: run.restarted, attempt 2.
+            restart = kinds.index("run.restarted")
+            assert kinds.count("run.restarted") == 1 and kinds[restart + 1] == "run.started"
+            assert frames[restart]["data"]["attempt"] == 2
             # Events seen before the kill are kept; a reader resumes after its last event id.
             assert [(e["id"], e["event"]) for e in seen] == [
                 (f["id"], f["event"]) for f in frames[:last_seen]

@@ -6,7 +6,9 @@ import re
 from typing import Any, Final
 
 TOOLS: Final = ("write_artifact", "list_artifacts", "read_artifact")
-DEFAULT_MODEL: Final = "atrium:offline"
+OFFLINE_MODEL: Final = "atrium:offline"
+# The default of `ATRIUM_DEFAULT_MODEL`: a fresh install runs end to end without a provider.
+DEFAULT_MODEL: Final = OFFLINE_MODEL
 MAX_MODEL_LENGTH: Final = 200
 MAX_INSTRUCTIONS_LENGTH: Final = 20_000
 # Far above any model's output limit; only keeps absurd numbers out of provider requests.
@@ -25,12 +27,14 @@ MODEL_PATTERN: Final = re.compile(r"^[a-z][a-z0-9_-]*:[A-Za-z0-9][A-Za-z0-9._:/@
 AGENT_ID_PATTERN: Final = re.compile(r"^agt_[A-Za-z0-9_-]{1,36}$")
 
 
-def default_config() -> dict[str, Any]:
-    """A fresh copy of the server defaults (callers may mutate it)."""
+def default_config(model: str = DEFAULT_MODEL) -> dict[str, Any]:
+    """A fresh copy of the server defaults (callers may mutate it); `model` is the
+    deployment's `ATRIUM_DEFAULT_MODEL`."""
     return {
-        "model": DEFAULT_MODEL,
+        "model": model,
         "temperature": 0.7,
         "instructions": "",
         "max_output_tokens": None,
         "tools": list(TOOLS),
+        "output_schema": None,
     }

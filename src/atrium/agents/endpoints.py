@@ -5,6 +5,7 @@ from __future__ import annotations
 from fastapi import APIRouter, status
 
 from atrium.agents import service
+from atrium.agents.models import ModelCheckDep
 from atrium.agents.schemas import AgentCreate, AgentDeleted, AgentList, AgentOut, AgentUpdate
 from atrium.http.deps import CurrentPrincipal, SessionDep
 
@@ -22,10 +23,14 @@ async def list_agents(session: SessionDep, principal: CurrentPrincipal) -> Agent
 
 @router.post("", status_code=status.HTTP_201_CREATED)
 async def create_agent(
-    body: AgentCreate, session: SessionDep, principal: CurrentPrincipal
+    body: AgentCreate, session: SessionDep, principal: CurrentPrincipal, models: ModelCheckDep
 ) -> AgentOut:
-    """Create an agent. `name` is required; config keys left out take the server defaults."""
-    agent = await service.create_agent(session, account_id=principal.account_id, data=body)
+    """Create an agent. `name` is required; config keys left out take the server defaults.
+    The model's provider must be configured on the server (400 on `config.model` saying what
+    is missing)."""
+    agent = await service.create_agent(
+        session, account_id=principal.account_id, data=body, models=models
+    )
     return AgentOut.of(agent)
 
 
@@ -38,11 +43,16 @@ async def get_agent(agent_id: str, session: SessionDep, principal: CurrentPrinci
 
 @router.put("/{agent_id}")
 async def update_agent(
-    agent_id: str, body: AgentUpdate, session: SessionDep, principal: CurrentPrincipal
+    agent_id: str,
+    body: AgentUpdate,
+    session: SessionDep,
+    principal: CurrentPrincipal,
+    models: ModelCheckDep,
 ) -> AgentOut:
-    """Replace the fields present in the body; `config` keys present replace only those keys."""
+    """Replace the fields present in the body; `config` keys present replace only those keys.
+    An MCP header sent back as `"***"` keeps its stored value."""
     agent = await service.update_agent(
-        session, account_id=principal.account_id, agent_id=agent_id, data=body
+        session, account_id=principal.account_id, agent_id=agent_id, data=body, models=models
     )
     return AgentOut.of(agent)
 

@@ -24,6 +24,8 @@ from atrium.agents.config import (
     TEMPERATURE_MIN,
     TOOLS,
 )
+from atrium.agents.json_schemas import OutputSchema
+from atrium.agents.tools import Tool, ToolList, masked
 from atrium.db.models import Agent
 from atrium.kit.time import isoformat
 
@@ -50,15 +52,6 @@ def _check_model(value: str) -> str:
     return value
 
 
-def _check_tools(value: list[str]) -> list[str]:
-    unknown = [tool for tool in value if tool not in TOOLS]
-    if unknown:
-        raise ValueError(f"unknown tool {unknown[0]!r}; tools are {', '.join(TOOLS)}")
-    if len(set(value)) != len(value):
-        raise ValueError("tools must not repeat")
-    return value
-
-
 AgentName = Annotated[
     str,
     StringConstraints(strip_whitespace=True, min_length=1, max_length=MAX_NAME_LENGTH),
@@ -75,7 +68,6 @@ ModelName = Annotated[
     str, StringConstraints(max_length=MAX_MODEL_LENGTH), AfterValidator(_check_model)
 ]
 Temperature = Annotated[float, Field(ge=TEMPERATURE_MIN, le=TEMPERATURE_MAX, allow_inf_nan=False)]
-ToolList = Annotated[list[str], AfterValidator(_check_tools)]
 
 
 class _Strict(BaseModel):
@@ -87,14 +79,23 @@ class _Strict(BaseModel):
 class AgentConfigIn(_Strict):
     """Agent configuration. Keys left out keep their current value (server defaults on create)."""
 
-    model: ModelName = Field(DEFAULT_MODEL, description="`provider:name`, e.g. `atrium:offline`.")
+    model: ModelName = Field(
+        DEFAULT_MODEL,
+        description="`provider:name`: `openai:…`, `anthropic:…`, `openai-compatible:…` or "
+        "`atrium:offline` (docs/models.md); default `ATRIUM_DEFAULT_MODEL`.",
+    )
     temperature: Temperature = Field(0.7, description="Sampling temperature, 0 to 2.")
     instructions: Instructions = Field("", description="System instructions given to the model.")
     max_output_tokens: MaxOutputTokens | None = Field(
         None, description="Cap on output tokens per model request (1 to 1,000,000); null: none."
     )
     tools: ToolList = Field(
-        default_factory=lambda: list(TOOLS), description=f"A subset of {', '.join(TOOLS)}."
+        default_factory=lambda: list[Tool](TOOLS),
+        description=f"Built-in tools by name ({', '.join(TOOLS)}), MCP servers "
+        '(`{"type": "mcp", …}`) and functions (`{"type": "function", …}`); see docs/tools.md.',
+    )
+    output_schema: OutputSchema | None = Field(
+        None, description="A JSON Schema (an object type): the run's result is then such an object."
     )
 
     def given(self) -> dict[str, Any]:
@@ -134,7 +135,12 @@ class AgentConfigOut(BaseModel):
     temperature: float
     instructions: str
     max_output_tokens: int | None
-    tools: list[str]
+    tools: list[Tool] = Field(description='MCP header values are shown as "***".')
+    output_schema: dict[str, Any] | None = None
+
+    @classmethod
+    def of(cls, config: dict[str, Any]) -> AgentConfigOut:
+        return cls.model_validate({**config, "tools": masked(config.get("tools") or [])})
 
 
 class AgentOut(BaseModel):
@@ -153,7 +159,7 @@ class AgentOut(BaseModel):
             agent_id=agent.id,
             name=agent.name,
             description=agent.description,
-            config=AgentConfigOut.model_validate(agent.config),
+            config=AgentConfigOut.of(agent.config),
             created_at=isoformat(agent.created_at),
             updated_at=isoformat(agent.updated_at),
         )

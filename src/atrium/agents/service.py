@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from atrium.agents import repository
 from atrium.agents.config import default_config
+from atrium.agents.models import ModelCheck
 from atrium.agents.schemas import AgentCreate, AgentUpdate
+from atrium.agents.sealing import tools_to_store
 from atrium.db.models import Agent
 from atrium.errors import NotFound
 from atrium.kit.ids import new_id
@@ -23,8 +26,26 @@ def agent_not_found(agent_id: str) -> NotFound:
     return NotFound(f"no agent with id {agent_id[:64]!r}", details={"parameter": "agent_id"})
 
 
-async def create_agent(session: AsyncSession, *, account_id: int, data: AgentCreate) -> Agent:
-    config = default_config() | data.config.given()
+async def _config_to_store(
+    data_config: dict[str, Any], *, before: dict[str, Any] | None, models: ModelCheck
+) -> dict[str, Any]:
+    settings = models.settings
+    config = default_config(settings.default_model) | (before or {}) | data_config
+    if before is None or "model" in data_config:
+        # A new agent's model (given or the default) and a changed one must be usable now;
+        # an unchanged model is not re-checked, so an update of another key never fails on it.
+        models.require(str(config["model"]))
+    if "tools" in data_config:
+        config["tools"] = await tools_to_store(
+            data_config["tools"], before=before, settings=settings
+        )
+    return config
+
+
+async def create_agent(
+    session: AsyncSession, *, account_id: int, data: AgentCreate, models: ModelCheck
+) -> Agent:
+    config = await _config_to_store(data.config.given(), before=None, models=models)
     agent = Agent(
         id=new_id("agt"),
         account_id=account_id,
@@ -51,7 +72,7 @@ async def get_agent(session: AsyncSession, *, account_id: int, agent_id: str) ->
 
 
 async def update_agent(
-    session: AsyncSession, *, account_id: int, agent_id: str, data: AgentUpdate
+    session: AsyncSession, *, account_id: int, agent_id: str, data: AgentUpdate, models: ModelCheck
 ) -> Agent:
     agent = await get_agent(session, account_id=account_id, agent_id=agent_id)
     given = data.given()
@@ -61,7 +82,9 @@ async def update_agent(
         agent.description = data.description
     if "config" in given and data.config is not None:
         # A new dict, not an in-place change: the JSON column only notices reassignment.
-        agent.config = default_config() | agent.config | data.config.given()
+        agent.config = await _config_to_store(
+            data.config.given(), before=agent.config, models=models
+        )
     agent.updated_at = utcnow()
     await session.flush()
     return agent
@@ -75,8 +98,11 @@ async def delete_agent(session: AsyncSession, *, account_id: int, agent_id: str)
     return agent
 
 
-async def get_or_create_default_agent(session: AsyncSession, *, account_id: int) -> Agent:
-    """The account's default agent, created the first time it is needed."""
+async def get_or_create_default_agent(
+    session: AsyncSession, *, account_id: int, model: str
+) -> Agent:
+    """The account's default agent, created the first time it is needed, on `model`
+    (the deployment's `ATRIUM_DEFAULT_MODEL`)."""
     agent = await repository.get_default(session, account_id=account_id)
     if agent is not None:
         return agent
@@ -87,7 +113,7 @@ async def get_or_create_default_agent(session: AsyncSession, *, account_id: int)
             "id": new_id("agt"),
             "name": DEFAULT_AGENT_NAME,
             "description": DEFAULT_AGENT_DESCRIPTION,
-            "config": default_config(),
+            "config": default_config(model),
         },
     )
     agent = await repository.get_default(session, account_id=account_id)

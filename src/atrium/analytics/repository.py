@@ -13,17 +13,19 @@ from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm import Session
 
-from atrium.db.models import Agent, AgentUsageDaily
+from atrium.db.models import Agent, AgentUsageDaily, RunStatus
 
 COUNTERS = (
     "runs",
-    "completed",
-    "failed",
-    "cancelled",
+    # One column per terminal status (a run is counted once, when it ends).
+    RunStatus.COMPLETED.value,
+    RunStatus.FAILED.value,
+    RunStatus.CANCELLED.value,
     "input_tokens",
     "output_tokens",
     "credits_micro",
     "requests",
+    "requires_action",
 )
 
 

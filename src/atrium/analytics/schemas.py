@@ -16,6 +16,9 @@ class UsageCounters(BaseModel):
     output_tokens: int
     credits: float
     requests: int = Field(description="Model requests made by the runs.")
+    requires_action: int = Field(
+        description="How many times the runs waited for their caller (requires_action)."
+    )
 
 
 class _Day(BaseModel):

@@ -13,28 +13,26 @@ from atrium.agents import repository as agents_repository
 from atrium.agents.service import agent_not_found
 from atrium.analytics import repository
 from atrium.analytics.schemas import AgentUsageOut, DailyUsage, UsageCounters, UsageReport
+from atrium.db.models import TERMINAL_STATUSES, RunStatus
 from atrium.errors import InvalidParameter
 from atrium.kit.time import as_utc
 
-TERMINAL_STATUSES: Final = ("completed", "failed", "cancelled")
 DEFAULT_RANGE_DAYS: Final = 30
 MAX_RANGE_DAYS: Final = 366
 MICRO: Final = 1_000_000
-_DAY: Final = re.compile(r"^\d{4}-\d{2}-\d{2}$")
+_DAY: Final = re.compile(r"^[0-9]{4}-[0-9]{2}-[0-9]{2}$")
 
 
 def parse_day(parameter: str, value: str | None) -> datetime.date | None:
     """`YYYY-MM-DD` (ISO 8601 calendar date) or absent; anything else is a 400 on `parameter`."""
     if value is None:
         return None
+    if not _DAY.match(value):
+        raise InvalidParameter(parameter, f"{parameter} must be a date written YYYY-MM-DD")
     try:
-        if not _DAY.match(value):
-            raise ValueError(value)
         return datetime.date.fromisoformat(value)
-    except ValueError:
-        raise InvalidParameter(
-            parameter, f"{parameter} must be a date written YYYY-MM-DD"
-        ) from None
+    except ValueError:  # well-formed, but a day no calendar has: 2026-02-30, 2026-13-01
+        raise InvalidParameter(parameter, f"{parameter} {value} is not a calendar date") from None
 
 
 def record_run_usage(
@@ -43,22 +41,24 @@ def record_run_usage(
     account_id: int,
     agent_id: str,
     day: datetime.date,
-    status: str,
+    status: RunStatus,
     input_tokens: int,
     output_tokens: int,
     credits_micro: int,
     requests: int,
+    waits: int = 0,
 ) -> None:
     """Add one finished run (status: completed | failed | cancelled) to the rollup. Called in
     the transaction that commits the run's terminal state (synchronous: the worker's writes
     are; an async session calls it through `run_sync`)."""
     if status not in TERMINAL_STATUSES:
-        raise ValueError(f"status must be one of {', '.join(TERMINAL_STATUSES)}, not {status!r}")
+        raise ValueError(f"status must be a terminal one, not {status!r}")
     amounts = {
         "input_tokens": input_tokens,
         "output_tokens": output_tokens,
         "credits_micro": credits_micro,
         "requests": requests,
+        "requires_action": waits,
     }
     if isinstance(day, datetime.datetime):  # a finish time passed as is: count its UTC day
         day = as_utc(day).date()

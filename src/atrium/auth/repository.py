@@ -44,6 +44,17 @@ def get_key_with_account(conn: Connection, key_hash: str) -> Row[*tuple[Any, ...
     return row
 
 
+# Open event streams run it every `sse_auth_recheck_seconds`: built once, a primary-key read.
+_KEY_IS_ACTIVE = select(ApiKey.id).where(
+    ApiKey.id == bindparam("b_key_id"), ApiKey.revoked_at.is_(None)
+)
+
+
+def key_is_active(conn: Connection, key_id: int) -> bool:
+    """Whether the key still exists unrevoked (through `Database.point_read`)."""
+    return conn.execute(_KEY_IS_ACTIVE, {"b_key_id": key_id}).first() is not None
+
+
 async def list_keys(session: AsyncSession) -> Sequence[tuple[ApiKey, Account]]:
     rows = await session.execute(
         select(ApiKey, Account).join(Account, Account.id == ApiKey.account_id).order_by(ApiKey.id)

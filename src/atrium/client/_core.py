@@ -29,6 +29,7 @@ from atrium.client.errors import (
     StreamError,
 )
 from atrium.client.models import RunEvent, parse_event
+from atrium.kit.filenames import filename_problem
 
 T = TypeVar("T")
 M = TypeVar("M", bound=BaseModel)
@@ -249,7 +250,9 @@ _FILENAME = re.compile(r'filename="?([^";]+)"?', re.IGNORECASE)
 
 
 def artifact_filename(response: httpx.Response, fallback: str) -> str:
-    """The file name from `Content-Disposition`, reduced to a bare name (no directories)."""
+    """The file name from `Content-Disposition`, reduced to a bare name (no directories); the
+    fallback for a name the server must not send (a dot-file like `.bashrc`, `-rf`, ...: see
+    `kit.filenames`)."""
     disposition = response.headers.get("content-disposition", "")
     match = _FILENAME_STAR.search(disposition)
     name = unquote(match.group(1)) if match else None
@@ -257,7 +260,7 @@ def artifact_filename(response: httpx.Response, fallback: str) -> str:
         plain = _FILENAME.search(disposition)
         name = plain.group(1) if plain else None
     bare = Path((name or "").replace("\\", "/")).name
-    return bare if bare not in ("", ".", "..") else fallback
+    return bare if filename_problem(bare) is None else fallback
 
 
 class Download:
@@ -338,7 +341,8 @@ class Resume:
         """The typed event for a frame, or None for heartbeats and already-seen events."""
         if sse.retry is not None:
             self.retry_ms = sse.retry
-        if not sse.data or not sse.event or not sse.id.isdigit():
+        # isascii: str.isdigit also accepts "²", which int() refuses.
+        if not sse.data or not sse.event or not (sse.id.isascii() and sse.id.isdigit()):
             return None
         event_id = int(sse.id)
         if event_id <= self.last_id:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import time
 from collections.abc import Iterable
 from datetime import UTC, datetime
@@ -23,14 +24,18 @@ from atrium.client.models import (
     RunCompleted,
     RunEvent,
     RunFailed,
+    RunRestarted,
     RunStarted,
     RunStep,
     UsageReport,
+    Webhook,
+    WebhookDelivery,
 )
 
 STATUS_STYLE = {
     "queued": "yellow",
     "running": "cyan",
+    "requires_action": "bold yellow",
     "completed": "green",
     "failed": "red",
     "cancelled": "magenta",
@@ -73,6 +78,7 @@ class RunView:
     def __init__(self, console: Console, run: Run) -> None:
         self.console = console
         self.run_id = run.run_id
+        self.model = run.model
         self.status: str = run.status
         age = (datetime.now(UTC) - run.created_at).total_seconds()
         # Elapsed time counts from the run's creation, so re-attaching shows the true age.
@@ -91,19 +97,22 @@ class RunView:
         self.note = ""
         if isinstance(event, MessageDelta):
             self._text(event.text)
+        elif isinstance(event, RunRestarted):
+            # The worker running it was lost: the run starts over and its text with it.
+            self.flush_text()
+            self.console.print(Text(restart_note(event.attempt), style="yellow"))
         elif isinstance(event, RunStarted):
             self.status = "running"
             self.step = ""
-            if event.attempt and event.attempt > 1:
-                # The worker running it was lost: the run starts over and its text with it.
-                self.flush_text()
-                self.console.print(Text(restart_note(event.attempt), style="yellow"))
         elif isinstance(event, RunStep):
             self.status = "running"
             self.step = _step_text(event)
         elif isinstance(event, ArtifactCreated):
             self.artifacts.append(event)
             self.step = f"wrote {event.name}"
+        elif event.event == "run.requires_action":
+            self.status = "requires_action"
+            self.step = "waiting for you"
         elif isinstance(event, RunCompleted | RunFailed | RunCancelled):
             self.status = event.status
             self.finished_at = time.monotonic()
@@ -145,12 +154,15 @@ class RunView:
             "  ",
             (seconds_text(self.elapsed()), "dim"),
         )
+        # What changes comes first, the model last: a narrow terminal crops the line's end.
         if self.step:
             line.append(f"  {self.step}", style="dim")
         if self.note:
             line.append(f"  ⚠ {self.note}", style="yellow")
         elif self.reconnects:
             line.append(f"  ↻ resumed ×{self.reconnects}", style="dim")
+        if self.model:
+            line.append(f"  {self.model}", style="dim")
         return line
 
     def __rich__(self) -> RenderableType:
@@ -210,6 +222,36 @@ def summary(console: Console, run: Run, view_elapsed: float | None = None) -> No
         )
 
 
+PROMPT_SHOWN_CHARS = 2_000
+
+
+def run_header(run: Run) -> Text:
+    """What a run was asked and of which model: `Prompt:` (a long one cut, saying how much
+    more there is) and `Model:`, with the agent and the thread."""
+    prompt = run.prompt
+    if len(prompt) > PROMPT_SHOWN_CHARS:
+        rest = len(prompt) - PROMPT_SHOWN_CHARS
+        prompt = f"{prompt[:PROMPT_SHOWN_CHARS]}… ({rest} more characters; --json shows all)"
+    return Text.assemble(
+        ("Prompt: ", "bold"),
+        prompt,
+        "\n",
+        ("Model: ", "bold"),
+        run.model or "?",
+        ("  agent ", "dim"),
+        run.agent_id,
+        ("  thread ", "dim"),
+        run.thread_id,
+    )
+
+
+def first_line(text: str, width: int = 48) -> str:
+    """The start of `text` on one line: its first line, cut to `width` with an ellipsis."""
+    line = text.strip().split("\n", 1)[0]
+    cut = len(line) > width or "\n" in text.strip()
+    return (line[: width - 1] + "…") if len(line) > width else line + ("…" if cut else "")
+
+
 def artifacts_table(artifacts: Iterable[Artifact]) -> Table:
     table = Table(title="Artifacts", title_justify="left", box=box.SIMPLE_HEAD)
     table.add_column("artifact", no_wrap=True)
@@ -230,6 +272,8 @@ def runs_table(runs: Iterable[Run]) -> Table:
     table = Table(box=box.SIMPLE_HEAD)
     table.add_column("run", no_wrap=True)
     table.add_column("status", no_wrap=True)
+    table.add_column("agent", no_wrap=True)
+    table.add_column("prompt", no_wrap=True, overflow="ellipsis", max_width=48)
     table.add_column("created (UTC)", no_wrap=True)
     table.add_column("took", justify="right", no_wrap=True)
     table.add_column("credits", justify="right", no_wrap=True)
@@ -240,6 +284,8 @@ def runs_table(runs: Iterable[Run]) -> Table:
         table.add_row(
             run.run_id,
             status_text(run.status),
+            run.agent_id,
+            first_line(run.prompt),
             run.created_at.strftime("%m-%d %H:%M:%S"),
             duration,
             credits_text(run.billing.credits) if run.billing else "",
@@ -261,6 +307,67 @@ def agents_table(agents: Iterable[Agent]) -> Table:
             agent.config.model,
             f"{agent.config.temperature:g}",
             agent.description,
+        )
+    return table
+
+
+def agent_details(agent: Agent) -> Table:
+    """One agent, every field and config key (MCP header values come masked as `***`)."""
+    table = Table(box=None, show_header=False, pad_edge=False)
+    table.add_column(style="bold", no_wrap=True)
+    table.add_column(overflow="fold")
+    table.add_row("agent", agent.agent_id)
+    table.add_row("name", agent.name)
+    table.add_row("description", agent.description)
+    config = agent.config.model_dump(mode="json")
+    for key, value in config.items():
+        shown = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+        table.add_row(key, Text(shown))
+    table.add_row("created", agent.created_at.isoformat(timespec="seconds"))
+    table.add_row("updated", agent.updated_at.isoformat(timespec="seconds"))
+    return table
+
+
+def webhooks_table(webhooks: Iterable[Webhook]) -> Table:
+    table = Table(box=box.SIMPLE_HEAD)
+    table.add_column("webhook", no_wrap=True)
+    table.add_column("url", no_wrap=True)
+    table.add_column("events")
+    table.add_column("created (UTC)", no_wrap=True)
+    for webhook in webhooks:
+        table.add_row(
+            webhook.webhook_id,
+            webhook.url,
+            ", ".join(webhook.events),
+            webhook.created_at.strftime("%Y-%m-%d %H:%M:%S"),
+        )
+    return table
+
+
+DELIVERY_STYLE = {"pending": "yellow", "delivered": "green", "failed": "red"}
+
+
+def deliveries_table(deliveries: Iterable[WebhookDelivery]) -> Table:
+    table = Table(box=box.SIMPLE_HEAD)
+    table.add_column("delivery", no_wrap=True)
+    table.add_column("run", no_wrap=True)
+    table.add_column("event", no_wrap=True)
+    table.add_column("status", no_wrap=True)
+    table.add_column("tries", justify="right")
+    table.add_column("response", overflow="fold")
+    table.add_column("next try (UTC)", no_wrap=True)
+    for delivery in deliveries:
+        response = str(delivery.response_status) if delivery.response_status else ""
+        if delivery.error:
+            response = f"{response} {delivery.error}".strip()
+        table.add_row(
+            delivery.delivery_id,
+            delivery.run_id,
+            delivery.event,
+            Text(delivery.status, style=DELIVERY_STYLE.get(delivery.status, "")),
+            str(delivery.attempts),
+            response,
+            delivery.next_attempt_at.strftime("%m-%d %H:%M:%S") if delivery.next_attempt_at else "",
         )
     return table
 

@@ -52,11 +52,15 @@ class StreamError(AtriumError):
 
 
 class WaitTimeoutError(AtriumError, TimeoutError):
-    """`runs.wait(..., timeout=...)` ran out of time before the run finished."""
+    """`runs.wait(..., timeout=...)` ran out of time before the run finished; `waited` is
+    how long it waited, in seconds (the message says it too)."""
 
-    def __init__(self, message: str, *, run_id: str) -> None:
+    def __init__(self, message: str, *, run_id: str, waited: float | None = None) -> None:
+        if waited is not None:
+            message = f"{message} after waiting {waited:.1f} s"
         super().__init__(message)
         self.run_id = run_id
+        self.waited = waited
 
 
 class ChecksumMismatchError(AtriumError):
@@ -84,6 +88,13 @@ class APIError(AtriumError):
         self.request_id = request_id
         self.headers: dict[str, str] = headers or {}
 
+    @property
+    def parameter(self) -> str | None:
+        """The parameter the error is about (`details.parameter`: a 400's invalid parameter,
+        a 404's unknown id such as `run_id`), when the server named one."""
+        value = self.details.get("parameter")
+        return value if isinstance(value, str) else None
+
     def __str__(self) -> str:
         return f"{self.status_code} {self.code}: {self.message}"
 
@@ -97,18 +108,13 @@ class APIError(AtriumError):
 class InvalidParameterError(APIError):
     """400: a parameter is missing or invalid; `parameter` names it (dotted when nested)."""
 
-    @property
-    def parameter(self) -> str | None:
-        value = self.details.get("parameter")
-        return value if isinstance(value, str) else None
-
 
 class AuthenticationError(APIError):
     """401: the API key is missing, unknown or revoked."""
 
 
 class NotFoundError(APIError):
-    """404: no such record for this account."""
+    """404: no such record for this account; `parameter` names the id (e.g. `run_id`)."""
 
 
 class MethodNotAllowedError(APIError):

@@ -26,6 +26,8 @@ __all__ = [
     "Page",
     "PageLinks",
     "PageMeta",
+    "PendingToolCall",
+    "RequiredAction",
     "Run",
     "RunCancelled",
     "RunCompleted",
@@ -34,10 +36,15 @@ __all__ = [
     "RunFailed",
     "RunPage",
     "RunQueued",
+    "RunRequiresAction",
+    "RunRestarted",
     "RunStarted",
     "RunStatus",
     "RunStep",
     "Space",
+    "StreamedText",
+    "ToolCalled",
+    "ToolReturned",
     "UsageCounters",
     "UsageReport",
     "Webhook",
@@ -47,7 +54,7 @@ __all__ = [
 ]
 
 T = TypeVar("T")
-RunStatus = Literal["queued", "running", "completed", "failed", "cancelled"]
+RunStatus = Literal["queued", "running", "requires_action", "completed", "failed", "cancelled"]
 TERMINAL_STATUSES: frozenset[str] = frozenset({"completed", "failed", "cancelled"})
 
 
@@ -135,7 +142,8 @@ class AgentConfig(_Model):
     temperature: float
     instructions: str = ""
     max_output_tokens: int | None = None
-    tools: list[str] = Field(default_factory=list)
+    # Built-in tools by name; MCP servers and functions as objects (header values "***").
+    tools: list[str | dict[str, Any]] = Field(default_factory=list)
 
 
 class Agent(_Model):
@@ -161,6 +169,7 @@ class UsageCounters(_Model):
     output_tokens: int
     credits: float
     requests: int
+    requires_action: int = 0  # 0 from a server older than runs that wait
 
 
 class DailyUsage(UsageCounters):
@@ -208,6 +217,23 @@ class Artifact(_Model):
     download_url: str
 
 
+class PendingToolCall(_Model):
+    """A call a `requires_action` run waits for: a function tool's (`kind="function"`: run it,
+    send its output) or an MCP tool's that needs approval (`kind="approval"`)."""
+
+    id: str
+    kind: str
+    name: str
+    server_label: str | None = None
+    arguments: Any = None
+
+
+class RequiredAction(_Model):
+    type: str = "tool_calls"
+    expires_at: datetime
+    tool_calls: list[PendingToolCall]
+
+
 class Run(_Model):
     """A run; `result`, `artifacts`, `billing` are set once it is finished, `error` if failed."""
 
@@ -215,6 +241,8 @@ class Run(_Model):
     thread_id: str
     agent_id: str
     status: RunStatus
+    prompt: str = ""  # "" from a server older than the run body's prompt
+    model: str = ""  # the effective model: the agent's, or the run's config
     created_at: datetime
     started_at: datetime | None = None
     finished_at: datetime | None = None
@@ -222,16 +250,23 @@ class Run(_Model):
     events_url: str
     artifacts_url: str
     metadata: dict[str, Any] = Field(default_factory=dict)
-    result: str | None = None
+    result: str | dict[str, Any] | None = None  # an object with an output schema
     artifacts: list[Artifact] | None = None
     billing: Billing | None = None
     error: RunError | None = None
+    # While `requires_action`: what the run waits for (answer with `runs.submit_actions`).
+    required_action: RequiredAction | None = None
     # Only on the run `create` returns when it was given a `webhook_url`.
     webhook_secret: str | None = None
 
     @property
     def finished(self) -> bool:
         return self.status in TERMINAL_STATUSES
+
+    @property
+    def waiting(self) -> bool:
+        """The run waits for its caller's actions (`required_action`)."""
+        return self.status == "requires_action"
 
 
 class RunPage(_Model):
@@ -267,6 +302,14 @@ class RunStarted(RunEvent):
     attempt: int | None = None
 
 
+class RunRestarted(RunEvent):
+    """The run is executed again (its worker was lost): what earlier attempts streamed is
+    superseded, this attempt's events follow (`StreamedText` starts over)."""
+
+    kind = "run.restarted"
+    attempt: int
+
+
 class RunStep(RunEvent):
     """A model request (`step="model_request"`) or a tool call and its result."""
 
@@ -294,11 +337,35 @@ class ArtifactCreated(RunEvent):
     sha256: str
 
 
+class ToolCalled(RunEvent):
+    kind = "tool.called"
+    tool_call_id: str
+    name: str
+    server_label: str | None = None
+    arguments: Any = None
+
+
+class ToolReturned(RunEvent):
+    kind = "tool.returned"
+    tool_call_id: str
+    name: str
+    output: str = ""
+    is_error: bool = False
+
+
+class RunRequiresAction(RunEvent):
+    """The run waits for its caller (not terminal: answered, it is queued again)."""
+
+    kind = "run.requires_action"
+    status: str = "requires_action"
+    required_action: RequiredAction
+
+
 class RunCompleted(RunEvent):
     kind = "run.completed"
     terminal = True
     status: str = "completed"
-    result: str = ""
+    result: str | dict[str, Any] = ""
     billing: Billing | None = None
 
 
@@ -322,14 +389,48 @@ _EVENT_TYPES: dict[str, type[RunEvent]] = {
     for cls in (
         RunQueued,
         RunStarted,
+        RunRestarted,
         RunStep,
         MessageDelta,
         ArtifactCreated,
+        ToolCalled,
+        ToolReturned,
+        RunRequiresAction,
         RunCompleted,
         RunFailed,
         RunCancelled,
     )
 }
+
+
+class StreamedText:
+    """The model text a run's stream has carried so far: its `MessageDelta` texts joined, and
+    emptied on `RunRestarted`, so a re-executed run's answer is not kept twice.
+
+        text = StreamedText()
+        for event in atrium.runs.stream(run_id):
+            text.add(event)
+        print(text.text)
+    """
+
+    def __init__(self) -> None:
+        self._parts: list[str] = []
+        self.attempt = 1
+
+    def add(self, event: RunEvent) -> bool:
+        """Take one event; True when it dropped the text so far (a restart)."""
+        if isinstance(event, MessageDelta):
+            self._parts.append(event.text)
+        elif isinstance(event, RunRestarted):
+            self.attempt = event.attempt
+            dropped = bool(self._parts)
+            self._parts.clear()
+            return dropped
+        return False
+
+    @property
+    def text(self) -> str:
+        return "".join(self._parts)
 
 
 def parse_event(event_id: int, kind: str, data: dict[str, Any]) -> RunEvent:

@@ -17,7 +17,13 @@ from atrium.domains.schemas import (
     DomainUpdateForm,
 )
 from atrium.errors import NotFound
-from atrium.http.deps import CurrentPrincipal, SessionDep, SettingsDep
+from atrium.http.deps import (
+    CurrentPrincipal,
+    DatabaseDep,
+    ResolverDep,
+    SessionDep,
+    SettingsDep,
+)
 from atrium.kit.form_body import FormFields
 from atrium.kit.listing import ListQuery, record_id
 from atrium.kit.pagination import laravel_page
@@ -81,6 +87,26 @@ async def store_domain(
         service_host=service.service_host(settings.public_url),
     )
     return DomainEnvelope(data=DomainOut.of(domain, scheme=settings.domain_url_scheme), status=201)
+
+
+@router.post("/{id}/verify")
+async def verify_domain(
+    id: str,
+    db: DatabaseDep,
+    resolver: ResolverDep,
+    principal: CurrentPrincipal,
+    settings: SettingsDep,
+) -> DomainEnvelope:
+    """Check DNS for proof of control (the TXT token, or the name pointing at this deployment);
+    `verified` in the answer says whether the domain is now served."""
+    domain = await service.verify_domain(
+        db,
+        resolver=resolver,
+        account_id=principal.account_id,
+        domain_id=_id(id),
+        targets=settings.domain_verify_target,
+    )
+    return DomainEnvelope(data=DomainOut.of(domain, scheme=settings.domain_url_scheme), status=200)
 
 
 @router.put("/{id}", openapi_extra=_UPDATE_BODY)

@@ -33,10 +33,13 @@ async def name_exists(session: AsyncSession, name: str) -> bool:
 
 
 async def pages_for_host(session: AsyncSession, host: str) -> tuple[str | None, str | None] | None:
-    """`(index_page, not_found_page)` of the domain named `host`, None if there is none."""
+    """`(index_page, not_found_page)` of the verified domain named `host`, None if there is
+    none (an unverified domain is stored, not served)."""
     row = (
         await session.execute(
-            select(Domain.index_page, Domain.not_found_page).where(Domain.name == host)
+            select(Domain.index_page, Domain.not_found_page).where(
+                Domain.name == host, Domain.verified_at.is_not(None)
+            )
         )
     ).first()
     return None if row is None else (row[0], row[1])

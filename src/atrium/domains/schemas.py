@@ -8,12 +8,20 @@ from pydantic import BaseModel, Field
 
 from atrium.db.models import Domain
 from atrium.domains.rules import domain_url
+from atrium.domains.verification import txt_name
 from atrium.kit.pagination import PageLinks, PageMeta
 from atrium.kit.time import isoformat
 
 
+class DomainVerification(BaseModel):
+    """How the owner proves control of the name (docs/domains.md), then `POST .../verify`."""
+
+    txt_name: str = Field(description="Publish a TXT record under this name ...")
+    txt_value: str = Field(description="... whose text is this token.")
+
+
 class DomainOut(BaseModel):
-    """A domain record."""
+    """A domain record (phpShort's fields, then atrium's verification state)."""
 
     id: int
     name: str = Field(description="Normalised host name (lower case, IDNA punycode).")
@@ -22,6 +30,8 @@ class DomainOut(BaseModel):
     not_found_page: str | None = Field(description="Where any other path on the domain redirects.")
     created_at: str
     updated_at: str
+    verified: bool = Field(description="Served only once verified; until then stored only.")
+    verification: DomainVerification
 
     @classmethod
     def of(cls, domain: Domain, *, scheme: str) -> DomainOut:
@@ -33,6 +43,11 @@ class DomainOut(BaseModel):
             not_found_page=domain.not_found_page,
             created_at=isoformat(domain.created_at),
             updated_at=isoformat(domain.updated_at),
+            verified=domain.verified_at is not None,
+            verification=DomainVerification(
+                txt_name=txt_name(domain.name),
+                txt_value=domain.verification_token,
+            ),
         )
 
 

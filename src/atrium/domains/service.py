@@ -1,16 +1,20 @@
-"""Rules for domains: who owns what, name normalisation and uniqueness, page URLs, lists."""
+"""Rules for domains: who owns what, name normalisation and uniqueness, page URLs, lists,
+verification."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from urllib.parse import urlsplit
 
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from atrium.db.engine import Database
 from atrium.db.models import Domain
-from atrium.domains import repository
+from atrium.domains import repository, verification
 from atrium.domains.rules import normalize_name, normalize_page_url
 from atrium.errors import InvalidParameter, NotFound
+from atrium.kit.dns import Resolver
 from atrium.kit.form_body import Fields, text_field
 from atrium.kit.listing import ListParams
 from atrium.kit.time import utcnow
@@ -76,6 +80,37 @@ async def delete_domain(session: AsyncSession, *, account_id: int, domain_id: in
     await session.delete(domain)
     await session.flush()
     return domain_id
+
+
+async def verify_domain(
+    db: Database,
+    *,
+    resolver: Resolver,
+    account_id: int,
+    domain_id: int,
+    targets: Sequence[str],
+) -> Domain:
+    """Look for the DNS proof of control and, found, mark the domain verified (for good).
+
+    Takes the database rather than a session: no transaction stays open during the lookups
+    (up to `ATRIUM_DNS_TIMEOUT_SECONDS` each; on SQLite a write transaction holds the only
+    write connection). A verified domain is returned as it is, without a lookup.
+    """
+    async with db.session(write=False) as session:
+        domain = await get_domain(session, account_id=account_id, domain_id=domain_id)
+    if domain.verified_at is not None:
+        return domain
+    proven = await verification.is_proven(
+        resolver, name=domain.name, token=domain.verification_token, targets=targets
+    )
+    if not proven:
+        return domain
+    async with db.transaction() as session:
+        domain = await get_domain(session, account_id=account_id, domain_id=domain_id)
+        if domain.verified_at is None:
+            domain.verified_at = utcnow()
+            await session.flush()
+    return domain
 
 
 async def list_domains(

@@ -11,6 +11,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from atrium.auth.service import Principal
 from atrium.db.engine import Database
 from atrium.errors import Unauthorized
+from atrium.kit.dns import Resolver
 from atrium.settings import Settings
 
 _READ_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
@@ -51,6 +52,11 @@ async def get_session(request: Request) -> AsyncIterator[AsyncSession]:
             raise
 
 
+async def get_resolver(request: Request) -> Resolver:
+    resolver: Resolver = request.app.state.resolver
+    return resolver
+
+
 async def get_principal(request: Request) -> Principal:
     principal: Principal | None = getattr(request.state, "principal", None)
     if principal is None:  # the gateway guards every group, so this is a wiring error
@@ -62,3 +68,4 @@ DatabaseDep = Annotated[Database, Depends(get_db)]
 SettingsDep = Annotated[Settings, Depends(get_settings)]
 SessionDep = Annotated[AsyncSession, Depends(get_session, scope="function")]
 CurrentPrincipal = Annotated[Principal, Depends(get_principal)]
+ResolverDep = Annotated[Resolver, Depends(get_resolver)]

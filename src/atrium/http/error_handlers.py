@@ -11,6 +11,7 @@ from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from atrium.errors import AppError, error_response
+from atrium.http.validation_messages import validation_message
 
 _CODES = {
     400: "INVALID_PARAMETER",
@@ -32,17 +33,6 @@ def parameter_from_loc(loc: Sequence[Any], error_type: str = "") -> str:
     return ".".join(parts)
 
 
-def _validation_message(parameter: str, error: dict[str, Any]) -> str:
-    error_type = error.get("type", "")
-    if error_type == "missing":
-        return f"{parameter} is required"
-    if error_type == "json_invalid":
-        return "request body is not valid JSON"
-    if parameter == "body" and error_type in {"model_attributes_type", "dict_type"}:
-        return "request body must be a JSON object"
-    return f"{parameter}: {error.get('msg', 'invalid value')}"
-
-
 async def _app_error(_request: Request, exc: Exception) -> JSONResponse:
     assert isinstance(exc, AppError)
     return exc.to_response()
@@ -54,7 +44,7 @@ async def _validation_error(_request: Request, exc: Exception) -> JSONResponse:
     first: dict[str, Any] = dict(errors[0]) if errors else {}
     parameter = parameter_from_loc(first.get("loc", ("body",)), first.get("type", ""))
     return error_response(
-        400, "INVALID_PARAMETER", _validation_message(parameter, first), {"parameter": parameter}
+        400, "INVALID_PARAMETER", validation_message(parameter, first), {"parameter": parameter}
     )
 
 

@@ -106,7 +106,13 @@ class GatewayMiddleware:
         self, scope: Scope, group: Group
     ) -> PayloadTooLarge | UnsupportedMediaType | None:
         length = header(scope, b"content-length")
-        if length is not None and length.isdigit() and int(length) > self.max_body_bytes:
+        # isascii: str.isdigit also accepts "²", which int() refuses.
+        if (
+            length is not None
+            and length.isascii()
+            and length.isdigit()
+            and int(length) > self.max_body_bytes
+        ):
             return PayloadTooLarge(
                 f"request body is larger than {self.max_body_bytes} bytes",
                 details={"limit": self.max_body_bytes},

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import re
 from collections.abc import Sequence
 from datetime import datetime
 from typing import Any, Protocol, TypeVar
@@ -19,6 +20,10 @@ from atrium.errors import InvalidParameter
 from atrium.kit.time import as_utc
 
 Position = tuple[datetime, str]
+
+# What `kit.ids.new_id` makes: a cursor naming anything else was not made here (and a NUL in
+# it would reach PostgreSQL, which refuses NUL in text).
+_ROW_ID = re.compile(r"[a-z]{1,8}_[A-Za-z0-9]{1,64}")
 
 
 class Keyed(Protocol):
@@ -44,8 +49,12 @@ def decode_cursor(cursor: str) -> Position:
     try:
         raw = base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)).decode()
         stamp, row_id = raw.split("|", 1)
+        if not _ROW_ID.fullmatch(row_id):
+            raise ValueError(row_id)
+        # OverflowError: a stamp at the edge of `datetime` with an offset leaves its range in
+        # UTC (`0001-01-01T00:00:00+23:59`), a 500 before (issue 15).
         return as_utc(datetime.fromisoformat(stamp)), row_id
-    except (ValueError, binascii.Error, UnicodeDecodeError) as exc:
+    except (ValueError, OverflowError, binascii.Error) as exc:
         raise InvalidParameter("cursor", "cursor is not one this API returned") from exc
 
 

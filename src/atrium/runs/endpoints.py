@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import functools
 from collections.abc import AsyncIterator
 from typing import Annotated, Any
 from urllib.parse import quote
@@ -11,16 +10,24 @@ from fastapi import APIRouter, Depends, Header, Query, Request, Response, status
 from fastapi.responses import JSONResponse
 from sse_starlette import EventSourceResponse
 
-from atrium.db.models import Artifact
+from atrium.agents.models import ModelCheckDep
+from atrium.db.batcher import WriteBatcher
 from atrium.errors import InvalidParameter
 from atrium.http.deps import CurrentPrincipal, DatabaseDep, SessionDep, SettingsDep
-from atrium.runs import presenters, repository, service
+from atrium.runs import actions, presenters, service
 from atrium.runs.broker import Broker
 from atrium.runs.events import stored_event_message
 from atrium.runs.limits import StreamSlotsDep
-from atrium.runs.schemas import ArtifactList, EventList, EventOut, RunCreate, RunList, RunOut
-from atrium.runs.stream import RunEventStream, sse_frame
-from atrium.worker.batcher import WriteBatcher
+from atrium.runs.schemas import (
+    ArtifactList,
+    EventList,
+    EventOut,
+    RunActions,
+    RunCreate,
+    RunList,
+    RunOut,
+)
+from atrium.runs.stream import sse_frame
 
 # A body sent without Content-Type is read as JSON (what this group takes); the gateway already
 # answers 415 for any other declared type.
@@ -60,6 +67,7 @@ async def create_run(
     writer: WriterDep,
     principal: CurrentPrincipal,
     settings: SettingsDep,
+    models: ModelCheckDep,
     broker: BrokerDep,
     idempotency_key: Annotated[str | None, Header(alias="Idempotency-Key")] = None,
 ) -> RunOut:
@@ -73,19 +81,18 @@ async def create_run(
         db=db,
         writer=writer,
         settings=settings,
+        models=models,
         broker=broker,
         account_id=principal.account_id,
         data=body,
         idempotency_key=idempotency_key,
     )
-    artifacts: dict[str, list[Artifact]] = {}
     if created.replayed:
         response.headers["Idempotent-Replayed"] = "true"
-        async with db.session(write=False) as session:
-            artifacts = await service.artifacts_of(session, [created.run])
-    out = presenters.run_out(settings, created.run, artifacts.get(created.run.id, []))
-    if created.run.webhook_secret is not None:
-        out.webhook_secret = created.run.webhook_secret  # shown here only (docs/webhooks.md)
+    out = presenters.view_out(settings, created.view)
+    secret = created.view.run.webhook_secret
+    if secret is not None:
+        out.webhook_secret = secret  # shown here only (docs/webhooks.md)
     return out
 
 
@@ -102,7 +109,7 @@ async def list_runs(
 ) -> RunList:
     """The account's runs, newest first, filtered by status, agent or thread; follow
     `next_cursor` (pass it as `cursor`) while `has_more`."""
-    runs, next_cursor = await service.list_runs(
+    page = await service.list_runs(
         session,
         account_id=principal.account_id,
         status=status,
@@ -111,11 +118,10 @@ async def list_runs(
         limit=limit,
         cursor=cursor,
     )
-    artifacts = await service.artifacts_of(session, runs)
     return RunList(
-        data=[presenters.run_out(settings, run, artifacts.get(run.id, [])) for run in runs],
-        has_more=next_cursor is not None,
-        next_cursor=next_cursor,
+        data=[presenters.view_out(settings, view) for view in page.views],
+        has_more=page.next_cursor is not None,
+        next_cursor=page.next_cursor,
     )
 
 
@@ -125,9 +131,8 @@ async def get_run(
 ) -> RunOut:
     """The run; once finished also `result` (completed), `artifacts`, `billing` in credits, and
     `error` (failed)."""
-    run = await service.get_run(session, account_id=principal.account_id, run_id=run_id)
-    artifacts = await service.artifacts_of(session, [run])
-    return presenters.run_out(settings, run, artifacts.get(run.id, []))
+    view = await service.run_view(session, account_id=principal.account_id, run_id=run_id)
+    return presenters.view_out(settings, view)
 
 
 @router.post(
@@ -142,20 +147,56 @@ async def cancel_run(
     settings: SettingsDep,
     broker: BrokerDep,
 ) -> RunOut:
-    """Cancel a run. A queued run is cancelled at once; a running one stops at its next step
-    (its status turns `cancelled` then). A finished run is a 409."""
-    run = await service.cancel_run(
+    """Cancel a run. A queued or `requires_action` run is cancelled at once; a running one
+    stops at its next step (its status turns `cancelled` then). A finished run is a 409."""
+    view = await service.cancel_run(
         session, broker=broker, account_id=principal.account_id, run_id=run_id
     )
-    artifacts = await service.artifacts_of(session, [run])
-    return presenters.run_out(settings, run, artifacts.get(run.id, []))
+    return presenters.view_out(settings, view)
+
+
+@router.post(
+    "/{run_id}/actions",
+    responses={409: {"description": "The run is not waiting for actions (or key reused)."}},
+    **_RUN_RESPONSE,  # type: ignore[arg-type]
+)
+async def submit_actions(
+    run_id: str,
+    body: RunActions,
+    response: Response,
+    session: SessionDep,
+    principal: CurrentPrincipal,
+    settings: SettingsDep,
+    broker: BrokerDep,
+    idempotency_key: Annotated[str | None, Header(alias="Idempotency-Key")] = None,
+) -> RunOut:
+    """Answer a `requires_action` run: an output for each pending function call in
+    `tool_outputs`, an approval or denial for each approval call in `approvals`, all at once.
+    The run is queued again and continues where it stopped; a denied call reaches the model as
+    "denied: <reason>". A call missing, unknown or answered twice is a 400 naming the list; a
+    run that is not waiting (or whose wait expired) is a 409. With an `Idempotency-Key`, the
+    same request again returns the run (`Idempotent-Replayed: true`)."""
+    run = await service.get_run(session, account_id=principal.account_id, run_id=run_id)
+    answered = await actions.submit_actions(
+        session,
+        settings=settings,
+        broker=broker,
+        run=run,
+        data=body,
+        idempotency_key=idempotency_key,
+    )
+    if answered.replayed:
+        response.headers["Idempotent-Replayed"] = "true"
+    view = await service.run_view(session, account_id=principal.account_id, run_id=run_id)
+    return presenters.view_out(settings, view)
 
 
 def _after_seq(last_event_id: str | None) -> int:
     if last_event_id is None or not last_event_id.strip():
         return 0
     value = last_event_id.strip()
-    if not value.isdigit() or len(value) > 12:
+    # isascii: str.isdigit also accepts "²" and "¹", which int() refuses (a 500 before).
+    if not (value.isascii() and value.isdigit()) or len(value) > 12:
         raise InvalidParameter("Last-Event-ID", "Last-Event-ID must be an event id (an integer)")
     return int(value)
 
@@ -176,31 +217,34 @@ async def run_events(
     last_event_id: Annotated[str | None, Header(alias="Last-Event-ID")] = None,
 ) -> Response:
     """Server-Sent Events of the run: `id:` (sequence in the run), `event:` (run.queued,
-    run.started, run.step, message.delta, artifact.created, run.completed, run.failed,
-    run.cancelled) and JSON `data:`. Replays from the start, or after `Last-Event-ID`, then
-    follows live and ends after the terminal event; comment heartbeats keep it open.
+    run.started, run.restarted, run.step, message.delta, artifact.created, tool.called,
+    tool.returned, run.requires_action, run.completed, run.failed, run.cancelled) and JSON
+    `data:`. On `run.restarted` (a later attempt after the worker was lost) drop the text
+    streamed so far. Replays from the start, or after `Last-Event-ID`, then follows live and
+    ends after the terminal event (a `requires_action` run's stream stays open); comment
+    heartbeats keep it open. A stream
+    whose key is revoked ends with an `error` event (the error body, `UNAUTHORIZED`) within
+    `ATRIUM_SSE_AUTH_RECHECK_SECONDS`.
     With `Accept: application/json`, the events so far as `{"data": [...]}`. A key may hold
     `ATRIUM_SSE_MAX_STREAMS_PER_KEY` streams open at once; one more is a 429."""
     after_seq = _after_seq(last_event_id)
-    # Point lookups (no session is held: a stream may stay open for minutes).
-    found = await service.visible_run_id(db, account_id=principal.account_id, run_id=run_id)
     if _wants_json(request):
-        # Every event of the run (unbounded): off the event loop, unlike the stream's batches.
-        async with db.read_engine.connect() as conn:
-            rows = await conn.run_sync(
-                functools.partial(repository.events_after, run_id=found, after_seq=after_seq)
-            )
+        rows = await service.events_so_far(
+            db, account_id=principal.account_id, run_id=run_id, after_seq=after_seq
+        )
         return JSONResponse(
             EventList(data=[EventOut(**stored_event_message(row)) for row in rows]).model_dump(
                 mode="json"
             )
         )
-    stream = RunEventStream(
-        db=db,
+    stream = await service.event_stream(
+        db,
         broker=broker,
-        run_id=found,
+        settings=settings,
+        account_id=principal.account_id,
+        key_id=principal.key_id,
+        run_id=run_id,
         after_seq=after_seq,
-        poll_seconds=settings.sse_poll_seconds,
     )
     slots.acquire(principal.key_id)  # 429 past ATRIUM_SSE_MAX_STREAMS_PER_KEY
 
@@ -228,10 +272,11 @@ async def list_artifacts(
     run_id: str, session: SessionDep, principal: CurrentPrincipal, settings: SettingsDep
 ) -> ArtifactList:
     """Metadata of the files the run has written so far, oldest first."""
-    run = await service.get_run(session, account_id=principal.account_id, run_id=run_id)
-    found = await repository.artifacts_of_runs(session, [run.id])
+    artifacts = await service.list_artifacts(
+        session, account_id=principal.account_id, run_id=run_id
+    )
     return ArtifactList(
-        data=[presenters.artifact_out(settings, artifact) for artifact in found[run.id]]
+        data=[presenters.artifact_out(settings, artifact) for artifact in artifacts]
     )
 
 

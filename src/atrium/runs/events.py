@@ -1,25 +1,15 @@
-"""Run events: their kinds and the one shape they take in the database, the broker and SSE."""
+"""Run events: the one shape they take in the database, the broker and SSE (their kinds are
+`atrium.db.models.EventKind`)."""
 
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any, Final
+from typing import Any
 
 from sqlalchemy import Row
 
 from atrium.db.models import RunEvent
 from atrium.kit.time import isoformat
-
-QUEUED: Final = "run.queued"
-STARTED: Final = "run.started"
-STEP: Final = "run.step"
-MESSAGE_DELTA: Final = "message.delta"
-ARTIFACT_CREATED: Final = "artifact.created"
-COMPLETED: Final = "run.completed"
-FAILED: Final = "run.failed"
-CANCELLED: Final = "run.cancelled"
-TERMINAL_KINDS: Final = frozenset({COMPLETED, FAILED, CANCELLED})
-TERMINAL_KIND_OF_STATUS: Final = {"completed": COMPLETED, "failed": FAILED, "cancelled": CANCELLED}
 
 
 def event_row(

@@ -4,19 +4,25 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from atrium.db.models import Artifact, Run
+from atrium.db.engine import Database
+from atrium.db.models import TERMINAL_STATUSES, Artifact, Run, RunStatus
 from atrium.http.groups import RUNS
 from atrium.kit.time import isoformat
+from atrium.runs import service
 from atrium.runs.schemas import (
-    TERMINAL_STATUSES,
     ArtifactOut,
     Billing,
+    RequiredAction,
     RunError,
     RunOut,
 )
 from atrium.settings import Settings
 
 MICRO = 1_000_000
+
+
+def view_out(settings: Settings, view: service.RunView) -> RunOut:
+    return run_out(settings, view.run, view.artifacts)
 
 
 def run_url(settings: Settings, run_id: str) -> str:
@@ -54,6 +60,8 @@ def run_out(settings: Settings, run: Run, artifacts: Sequence[Artifact] = ()) ->
         thread_id=run.thread_id,
         agent_id=run.agent_id,
         status=run.status,
+        prompt=run.prompt,
+        model=run.model,
         created_at=isoformat(run.created_at),
         started_at=isoformat(run.started_at) if run.started_at else None,
         finished_at=isoformat(run.finished_at) if run.finished_at else None,
@@ -62,13 +70,22 @@ def run_out(settings: Settings, run: Run, artifacts: Sequence[Artifact] = ()) ->
         artifacts_url=f"{url}/artifacts",
         metadata=run.run_metadata,
     )
+    if run.status == "requires_action" and run.required_action is not None:
+        out.required_action = RequiredAction.model_validate(run.required_action)
     if run.status in TERMINAL_STATUSES:
-        if run.status == "completed":
-            out.result = run.result or ""
+        if run.status == RunStatus.COMPLETED:
+            out.result = run.result_json if run.result_json is not None else run.result or ""
         out.artifacts = [artifact_out(settings, artifact) for artifact in artifacts]
         out.billing = billing_of(run)
-        if run.status == "failed":
+        if run.status == RunStatus.FAILED:
             out.error = RunError(
                 code=run.error_code or "INTERNAL_ERROR", message=run.error_message or ""
             )
     return out
+
+
+async def run_json(db: Database, settings: Settings, *, account_id: int, run_id: str) -> str:
+    """The run exactly as `GET /agent/runs/{run_id}` shows it: a webhook delivery's body."""
+    async with db.session(write=False) as session:
+        view = await service.run_view(session, account_id=account_id, run_id=run_id)
+    return view_out(settings, view).model_dump_json(exclude_unset=True)

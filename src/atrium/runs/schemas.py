@@ -6,15 +6,37 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-RunStatus = Literal["queued", "running", "completed", "failed", "cancelled"]
-STATUSES: tuple[RunStatus, ...] = ("queued", "running", "completed", "failed", "cancelled")
-TERMINAL_STATUSES: frozenset[str] = frozenset({"completed", "failed", "cancelled"})
+from atrium.agents.json_schemas import OutputSchema
+from atrium.agents.schemas import Instructions, MaxOutputTokens, ModelName, Temperature
+from atrium.db.models import RunStatus
+
+
+class RunConfig(BaseModel):
+    """Settings of the agent's `config` that apply to this run only (DESIGN §8); keys left out
+    keep the agent's."""
+
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+    model: ModelName | None = Field(None, description="`provider:name`, e.g. `atrium:offline`.")
+    temperature: Temperature | None = Field(None, description="Sampling temperature, 0 to 2.")
+    instructions: Instructions | None = Field(None, description="System instructions.")
+    max_output_tokens: MaxOutputTokens | None = Field(
+        None, description="Cap on output tokens per model request."
+    )
+    output_schema: OutputSchema | None = Field(
+        None, description="A JSON Schema (an object type): `result` is then such an object."
+    )
+
+    def given(self) -> dict[str, Any]:
+        """The keys the client set to a value (null means "the agent's")."""
+        return {key: value for key, value in self.model_dump().items() if value is not None}
 
 
 class RunCreate(BaseModel):
-    """A prompt to run, optionally with a named agent, an existing thread and metadata."""
+    """A prompt to run, optionally with a named agent, an existing thread, metadata and
+    per-run `config`. Unknown fields are a 400 (a typo must not be silently ignored)."""
 
-    model_config = ConfigDict(extra="ignore")
+    model_config = ConfigDict(extra="forbid")
 
     prompt: str = Field(description="The task text. Required, not blank.")
     agent_id: str | None = Field(None, description="Agent to run; default: the account's default.")
@@ -24,6 +46,11 @@ class RunCreate(BaseModel):
         None,
         description="An http(s) URL that receives the finished run, signed (Standard Webhooks) "
         "with the `webhook_secret` of the create response.",
+    )
+    config: RunConfig | None = Field(
+        None,
+        description="model, temperature, instructions, max_output_tokens, output_schema for "
+        "this run only; the agent's config for the keys left out.",
     )
 
 
@@ -55,6 +82,53 @@ class ArtifactOut(BaseModel):
     download_url: str
 
 
+class PendingToolCall(BaseModel):
+    """A call the run waits for: a function tool's (the caller runs it and sends its output) or
+    an MCP tool's that needs approval (`server_label` names its server)."""
+
+    id: str
+    kind: Literal["function", "approval"]
+    name: str
+    server_label: str | None
+    arguments: Any
+
+
+class RequiredAction(BaseModel):
+    """What a `requires_action` run waits for; answer with `POST …/actions` before
+    `expires_at`."""
+
+    type: Literal["tool_calls"]
+    expires_at: str
+    tool_calls: list[PendingToolCall]
+
+
+class ToolOutput(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    tool_call_id: str = Field(max_length=200)
+    output: Any = Field(description="What the function returned: text, or any JSON value.")
+
+
+class Approval(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    tool_call_id: str = Field(max_length=200)
+    approve: bool = Field(strict=True)
+    reason: str | None = Field(
+        None, max_length=2_000, description='A denial reaches the model as "denied: <reason>".'
+    )
+
+
+class RunActions(BaseModel):
+    """Answers to every call of `required_action` at once: an output for each function call,
+    an approval (or a denial) for each approval call."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    tool_outputs: list[ToolOutput] = Field(default_factory=list, max_length=128)
+    approvals: list[Approval] = Field(default_factory=list, max_length=128)
+
+
 class RunOut(BaseModel):
     """A run. `result`, `artifacts`, `billing` appear once it is finished; `error` if failed."""
 
@@ -62,6 +136,8 @@ class RunOut(BaseModel):
     thread_id: str
     agent_id: str
     status: RunStatus
+    prompt: str = Field(description="The task text the run was created with.")
+    model: str = Field(description="The model the run uses: the agent's, or the run's config.")
     created_at: str
     started_at: str | None
     finished_at: str | None
@@ -69,10 +145,15 @@ class RunOut(BaseModel):
     events_url: str
     artifacts_url: str
     metadata: dict[str, Any]
-    result: str | None = None
+    result: str | dict[str, Any] | None = Field(
+        None, description="The final text, or a JSON object when the agent has an output schema."
+    )
     artifacts: list[ArtifactOut] | None = None
     billing: Billing | None = None
     error: RunError | None = None
+    required_action: RequiredAction | None = Field(
+        None, description="While `requires_action`: the calls the run waits for."
+    )
     webhook_secret: str | None = Field(
         None,
         description="`whsec_…`: signs the deliveries to `webhook_url`. Only in the create "

@@ -11,43 +11,59 @@ import functools
 import hashlib
 import json
 import re
-from collections.abc import Sequence
-from dataclasses import dataclass
-from datetime import datetime
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
+from sqlalchemy import Connection, Row
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from atrium.agents import repository as agents_repository
+from atrium.agents.models import ModelCheck
 from atrium.agents.repository import AgentForRun
 from atrium.agents.service import agent_not_found, get_or_create_default_agent
+from atrium.auth.service import key_still_valid
+from atrium.db.batcher import WriteBatcher
 from atrium.db.engine import Database
-from atrium.db.models import Artifact, Run
+from atrium.db.models import TERMINAL_STATUSES, Artifact, Run, RunStatus
 from atrium.errors import Conflict, InvalidParameter, NotFound
 from atrium.kit.cursor import decode_cursor, split_page
 from atrium.kit.ids import new_id
 from atrium.kit.time import utcnow
-from atrium.runs import events, repository
+from atrium.runs import actions, lifecycle, repository
 from atrium.runs.broker import Broker
-from atrium.runs.hooks import after_commit
-from atrium.runs.schemas import STATUSES, TERMINAL_STATUSES, RunCreate
-from atrium.runs.terminal import record_terminal
+from atrium.runs.schemas import RunCreate
+from atrium.runs.stream import RunEventStream
 from atrium.settings import Settings
-from atrium.webhooks import outbox, signing
+from atrium.webhooks import signing
 from atrium.webhooks.service import checked_url
-from atrium.worker.batcher import WriteBatcher
 
 MAX_IDEMPOTENCY_KEY = 200
 MAX_ID_LENGTH = 40
 # What `new_id` makes; anything else (NUL, surrogates: PostgreSQL refuses them) is unknown.
 _ID = re.compile(rf"^[A-Za-z0-9_-]{{1,{MAX_ID_LENGTH}}}$")
+_STATUSES = tuple(RunStatus)
+
+
+@dataclass(frozen=True, slots=True)
+class RunView:
+    """A run and what `GET /agent/runs/{run_id}` shows with it: its artifacts once finished."""
+
+    run: Run
+    artifacts: list[Artifact] = field(default_factory=list)
 
 
 @dataclass(frozen=True, slots=True)
 class CreatedRun:
-    run: Run
+    view: RunView
     replayed: bool
+
+
+@dataclass(frozen=True, slots=True)
+class RunPage:
+    views: list[RunView]
+    next_cursor: str | None
 
 
 def _not_found(run_id: str) -> NotFound:
@@ -112,13 +128,29 @@ def _checked_idempotency_key(key: str | None) -> str | None:
     return key
 
 
-def _replay(existing: Run, request_hash: str) -> CreatedRun:
+async def _replayed(
+    db: Database, *, account_id: int, key: str, request_hash: str
+) -> CreatedRun | None:
+    """The run created earlier with this Idempotency-Key (a 409 if its body differed).
+
+    The lookup is a point read on the event loop: every create with a key makes it, and 1,000
+    at once queued on the 8 connections of the async read pool (four thread hand-offs per
+    statement) until some waited past the pool's 60 s timeout (a 500, issue 20). Only a replay
+    opens a session, for the run's artifacts.
+    """
+    existing = await db.point_read(
+        functools.partial(repository.get_run_by_idempotency_key, account_id=account_id, key=key)
+    )
+    if existing is None:
+        return None
     if existing.request_hash != request_hash:
         raise Conflict(
             "Idempotency-Key was already used with a different request body",
             details={"parameter": "Idempotency-Key", "run_id": existing.id},
         )
-    return CreatedRun(existing, replayed=True)
+    async with db.session(write=False) as session:
+        (view,) = await _views(session, [existing])
+    return CreatedRun(view, replayed=True)
 
 
 async def create_run(
@@ -126,6 +158,7 @@ async def create_run(
     db: Database,
     writer: WriteBatcher,
     settings: Settings,
+    models: ModelCheck,
     broker: Broker,
     account_id: int,
     data: RunCreate,
@@ -133,8 +166,9 @@ async def create_run(
 ) -> CreatedRun:
     """Queue a run. The same Idempotency-Key and body return the first run again.
 
-    The lookups are point reads and the rows (thread, run, `run.queued` event) one synchronous
-    write handed to the process's write batcher: a burst of creates commits in a few
+    Synchronous write: the lookups (helpers) are point reads, and the rows (thread, run,
+    `run.queued` event, see `lifecycle.create`) one synchronous write handed to the process's
+    write batcher: a burst of creates commits in a few
     transactions instead of holding the one SQLite writer for a request each. No connection is
     held while the write waits for its batch (on PostgreSQL the batch needs one of the pool's).
     """
@@ -145,33 +179,22 @@ async def create_run(
         if data.webhook_url is not None
         else None
     )
+    if data.config is not None and data.config.model is not None:
+        models.require(data.config.model)  # the agent's own model was checked when it was set
     key = _checked_idempotency_key(idempotency_key)
     request_hash = _request_hash(data) if key is not None else None
     if key is not None and request_hash is not None:
-        existing = await _run_by_idempotency_key(db, account_id=account_id, key=key)
-        if existing is not None:
-            return _replay(existing, request_hash)
+        replayed = await _replayed(db, account_id=account_id, key=key, request_hash=request_hash)
+        if replayed is not None:
+            return replayed
 
-    agent = await _agent_for_run(db, account_id=account_id, agent_id=data.agent_id)
+    agent = await _agent_for_run(
+        db, account_id=account_id, agent_id=data.agent_id, default_model=settings.default_model
+    )
     now = utcnow()
     new_thread: dict[str, Any] | None = None
     if data.thread_id is not None:
-        thread = (
-            await db.point_read(
-                functools.partial(
-                    repository.thread_id_of_account,
-                    account_id=account_id,
-                    thread_id=data.thread_id,
-                )
-            )
-            if _ID.match(data.thread_id)
-            else None
-        )
-        if thread is None:
-            raise NotFound(
-                f"no thread with id {data.thread_id!r}", details={"parameter": "thread_id"}
-            )
-        thread_id = thread
+        thread_id = await _thread_of_account(db, account_id=account_id, thread_id=data.thread_id)
     else:
         thread_id = new_id("thr")
         new_thread = {
@@ -183,6 +206,8 @@ async def create_run(
         }
 
     config = dict(agent.config)
+    if data.config is not None:
+        config.update(data.config.given())
     values: dict[str, Any] = {
         "id": new_id("run"),
         "account_id": account_id,
@@ -190,7 +215,6 @@ async def create_run(
         "agent_id": agent.id,
         "model": str(config.get("model", "atrium:offline")),
         "agent_config": config,
-        "status": "queued",
         "prompt": prompt,
         "run_metadata": metadata,
         "idempotency_key": key,
@@ -199,7 +223,6 @@ async def create_run(
         "webhook_secret": signing.new_secret() if webhook_url is not None else None,
         "attempts": 0,
         "cancel_requested": False,
-        "last_event_seq": 1,
         "input_tokens": 0,
         "output_tokens": 0,
         "requests": 0,
@@ -207,30 +230,46 @@ async def create_run(
         "credits_micro": 0,
         "created_at": now,
     }
-    row = events.event_row(values["id"], 1, events.QUEUED, {"status": "queued"}, now)
     try:
-        await writer.write_sync(
-            functools.partial(repository.insert_run, thread=new_thread, run=values, event=row)
+        announcement = await writer.write_sync(
+            functools.partial(lifecycle.create, thread=new_thread, run=values, now=now)
         )
     except IntegrityError:
         if key is None or request_hash is None:
             raise
         # Another request with this Idempotency-Key committed first.
-        existing = await _run_by_idempotency_key(db, account_id=account_id, key=key)
-        if existing is None:
+        replayed = await _replayed(db, account_id=account_id, key=key, request_hash=request_hash)
+        if replayed is None:
             raise
-        return _replay(existing, request_hash)
-    broker.publish_events(values["id"], [events.event_message(row)])
-    broker.wake_workers()
-    return CreatedRun(Run(**values), replayed=False)
+        return replayed
+    announcement.send(broker)
+    return CreatedRun(RunView(Run(**values)), replayed=False)
 
 
-async def _run_by_idempotency_key(db: Database, *, account_id: int, key: str) -> Run | None:
-    async with db.session(write=False) as session:
-        return await repository.get_run_by_idempotency_key(session, account_id=account_id, key=key)
+async def _thread_of_account(db: Database, *, account_id: int, thread_id: str) -> str:
+    """Point read: the thread, if the account owns it."""
+    read = functools.partial(
+        repository.thread_id_of_account, account_id=account_id, thread_id=thread_id
+    )
+    missing = NotFound(f"no thread with id {thread_id!r}", details={"parameter": "thread_id"})
+    return await _owned(db, read, thread_id, missing)
 
 
-async def _agent_for_run(db: Database, *, account_id: int, agent_id: str | None) -> AgentForRun:
+async def _owned(
+    db: Database, read: Callable[[Connection], str | None], given: str, missing: NotFound
+) -> str:
+    """Point read: `read`'s id of the account's row, or `missing` raised (also for an id that
+    `new_id` cannot have made: it is nobody's)."""
+    found = await db.point_read(read) if _ID.match(given) else None
+    if found is None:
+        raise missing
+    return found
+
+
+async def _agent_for_run(
+    db: Database, *, account_id: int, agent_id: str | None, default_model: str
+) -> AgentForRun:
+    """Point read: the agent the run uses (the account's default one when none is named)."""
     agent = await db.point_read(
         functools.partial(agents_repository.run_agent, account_id=account_id, agent_id=agent_id)
     )
@@ -238,10 +277,14 @@ async def _agent_for_run(db: Database, *, account_id: int, agent_id: str | None)
         return agent
     if agent_id is not None:
         raise agent_not_found(agent_id)
-    # The account's first run without an agent: create the default one (a write, so not in
-    # the request's read session).
+    return await _create_default_agent(db, account_id=account_id, model=default_model)
+
+
+async def _create_default_agent(db: Database, *, account_id: int, model: str) -> AgentForRun:
+    """Session (a unit of work): the account's first run without an agent creates the default
+    one, a write, so not in the request's read-only session."""
     async with db.transaction() as write:
-        created = await get_or_create_default_agent(write, account_id=account_id)
+        created = await get_or_create_default_agent(write, account_id=account_id, model=model)
         return AgentForRun(id=created.id, config=dict(created.config))
 
 
@@ -257,23 +300,65 @@ async def get_run(session: AsyncSession, *, account_id: int, run_id: str) -> Run
 
 
 async def visible_run_id(db: Database, *, account_id: int, run_id: str) -> str:
-    """`run_id` if the account owns such a run (a point lookup, see `Database.point_read`)."""
-    found = (
-        await db.point_read(
-            functools.partial(repository.run_id_of_account, account_id=account_id, run_id=run_id)
-        )
-        if _ID.match(run_id)
-        else None
-    )
-    if found is None:
-        raise _not_found(run_id)
-    return found
+    """Point read: `run_id` if the account owns such a run."""
+    read = functools.partial(repository.run_id_of_account, account_id=account_id, run_id=run_id)
+    return await _owned(db, read, run_id, _not_found(run_id))
 
 
-async def artifacts_of(session: AsyncSession, runs: Sequence[Run]) -> dict[str, list[Artifact]]:
-    """Artifact metadata of the finished runs among `runs` (the only ones that show them)."""
+async def run_view(session: AsyncSession, *, account_id: int, run_id: str) -> RunView:
+    """The run as `GET /agent/runs/{run_id}` shows it (a webhook delivery's body too)."""
+    run = await get_run(session, account_id=account_id, run_id=run_id)
+    (view,) = await _views(session, [run])
+    return view
+
+
+async def _views(session: AsyncSession, runs: Sequence[Run]) -> list[RunView]:
+    """Each run with its artifacts' metadata, loaded for the finished ones (only they show it)."""
     finished = [run.id for run in runs if run.status in TERMINAL_STATUSES]
-    return await repository.artifacts_of_runs(session, finished)
+    artifacts = await repository.artifacts_of_runs(session, finished)
+    return [RunView(run, artifacts.get(run.id, [])) for run in runs]
+
+
+async def list_artifacts(session: AsyncSession, *, account_id: int, run_id: str) -> list[Artifact]:
+    """Metadata of the files the run has written so far, oldest first."""
+    run = await get_run(session, account_id=account_id, run_id=run_id)
+    return (await repository.artifacts_of_runs(session, [run.id]))[run.id]
+
+
+async def events_so_far(
+    db: Database, *, account_id: int, run_id: str, after_seq: int
+) -> Sequence[Row[*tuple[Any, ...]]]:
+    """Every event of the run after `after_seq` (unbounded: read off the event loop)."""
+    found = await visible_run_id(db, account_id=account_id, run_id=run_id)
+    async with db.session(write=False) as session:
+        conn = await session.connection()
+        return await conn.run_sync(
+            functools.partial(repository.events_after, run_id=found, after_seq=after_seq)
+        )
+
+
+async def event_stream(
+    db: Database,
+    *,
+    broker: Broker,
+    settings: Settings,
+    account_id: int,
+    key_id: int,
+    run_id: str,
+    after_seq: int,
+) -> RunEventStream:
+    """The run's events after `after_seq`, then live until its end. Point lookups only: no
+    session is held, a stream may stay open for minutes. The stream ends when the key that
+    opened it is revoked."""
+    return RunEventStream(
+        db=db,
+        broker=broker,
+        run_id=await visible_run_id(db, account_id=account_id, run_id=run_id),
+        after_seq=after_seq,
+        poll_seconds=settings.sse_poll_seconds,
+        still_authorized=functools.partial(key_still_valid, db, key_id=key_id),
+        recheck_seconds=settings.sse_auth_recheck_seconds,
+    )
 
 
 async def list_runs(
@@ -285,13 +370,13 @@ async def list_runs(
     thread_id: str | None,
     limit: int,
     cursor: str | None,
-) -> tuple[Sequence[Run], str | None]:
+) -> RunPage:
     """A page of the account's runs, newest first, and the cursor of the next page."""
-    if status is not None and status not in STATUSES:
-        raise InvalidParameter("status", f"status must be one of {', '.join(STATUSES)}")
+    if status is not None and status not in _STATUSES:
+        raise InvalidParameter("status", f"status must be one of {', '.join(_STATUSES)}")
     before = decode_cursor(cursor) if cursor else None
     if any(value is not None and not _ID.match(value) for value in (agent_id, thread_id)):
-        return [], None  # no run has such an agent or thread
+        return RunPage([], None)  # no run has such an agent or thread
     rows = await repository.list_runs(
         session,
         account_id=account_id,
@@ -301,60 +386,35 @@ async def list_runs(
         before=before,
         limit=limit + 1,
     )
-    return split_page(rows, limit)
+    runs, next_cursor = split_page(rows, limit)
+    return RunPage(await _views(session, runs), next_cursor)
 
 
-async def cancel_run(session: AsyncSession, *, broker: Broker, account_id: int, run_id: str) -> Run:
-    """Cancel a queued run at once; ask the worker of a running run to stop at its next step."""
+async def cancel_run(
+    session: AsyncSession, *, broker: Broker, account_id: int, run_id: str
+) -> RunView:
+    """Cancel a queued or waiting run at once; ask the worker of a running run to stop at its
+    next step."""
     run = await get_run(session, account_id=account_id, run_id=run_id)
     if run.status in TERMINAL_STATUSES:
         raise Conflict(
             f"run is already {run.status}", details={"run_id": run.id, "status": run.status}
         )
-    now = utcnow()
-    if run.status == "queued":
-        seq = await repository.cancel_queued(session, run_id=run.id, now=now)
-        if seq is not None:
-            await _record_cancelled_in_queue(session, broker=broker, run=run, seq=seq, now=now)
-            await session.refresh(run)
-            return run
-    if await repository.request_cancel(session, run_id=run.id):
-        after_commit(session, lambda: broker.request_cancel(run.id))
-    await session.refresh(run)
-    return run
-
-
-async def _record_cancelled_in_queue(
-    session: AsyncSession, *, broker: Broker, run: Run, seq: int, now: datetime
-) -> None:
-    payload = {"status": "cancelled", "billing": _zero_billing()}
-    row = events.event_row(run.id, seq, events.CANCELLED, payload, now)
-    await repository.insert_events(session, [row])
-    webhooks = await session.run_sync(
-        functools.partial(
-            record_terminal,
-            account_id=run.account_id,
-            agent_id=run.agent_id,
-            run_id=run.id,
-            status="cancelled",
-            webhook_url=run.webhook_url,
-            now=now,
-        )
+    cancelled = run.status == RunStatus.QUEUED and await lifecycle.cancel_in_request(
+        session,
+        broker=broker,
+        run_id=run.id,
+        account_id=run.account_id,
+        agent_id=run.agent_id,
+        webhook_url=run.webhook_url,
     )
-    message = events.event_message(row)
-
-    def announce() -> None:
-        broker.publish_events(run.id, [message])
-        # The thread's next run may have been waiting behind this one.
-        broker.wake_workers()
-        if webhooks:
-            outbox.wake_senders()
-
-    after_commit(session, announce)
-
-
-def _zero_billing() -> dict[str, Any]:
-    return {"credits": 0.0, "input_tokens": 0, "output_tokens": 0, "requests": 0, "tool_calls": 0}
+    if run.status == RunStatus.REQUIRES_ACTION:  # no worker holds a waiting run
+        cancelled = await actions.cancel_waiting(session, broker=broker, run=run)
+    if not cancelled:  # running (or claimed by a worker just now)
+        await lifecycle.request_cancel(session, broker=broker, run_id=run.id)
+    await session.refresh(run)
+    (view,) = await _views(session, [run])
+    return view
 
 
 async def get_artifact(

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any
 
 from pydantic_ai import Agent, CancellationToken
@@ -32,11 +33,18 @@ from pydantic_ai.messages import (
 )
 from pydantic_ai.run import AgentRun
 from pydantic_ai.settings import ModelSettings
-from pydantic_ai.usage import UsageLimits
+from pydantic_ai.tools import DeferredToolRequests
+from pydantic_ai.toolsets import AbstractToolset, FunctionToolset
+from pydantic_ai.usage import RunUsage, UsageLimits
 
-from atrium.runs import events
+from atrium.agents.tools import FunctionTool, McpServerTool, stored_tools
+from atrium.db.models import EventKind, RunStatus
+from atrium.runtime.deferred import Resume, denial_text, function_toolset, pending_calls
+from atrium.runtime.mcp import McpServers
 from atrium.runtime.models import ModelRegistry, ModelUnavailable
+from atrium.runtime.output import StructuredOutput
 from atrium.runtime.sink import RunSink
+from atrium.runtime.toolcalls import ObservedToolset, RunToolset, ToolCallLog, ToolFailure
 from atrium.runtime.tools import TOOLS, RunDeps
 from atrium.settings import Settings
 
@@ -52,12 +60,15 @@ class RunSpec:
     prompt: str
     config: dict[str, Any]
     history: list[ModelMessage]
+    # Set when the run waited for its caller and is now answered (`requires_action`).
+    resume: Resume | None = None
 
 
 @dataclass(slots=True)
 class RunOutcome:
-    status: str  # completed | failed | cancelled
-    result: str | None = None
+    status: RunStatus  # a terminal one, or requires_action (the run waits for its caller)
+    # Text, or the JSON object of a run with an output schema.
+    result: str | dict[str, Any] | None = None
     error_code: str | None = None
     error_message: str | None = None
     input_tokens: int = 0
@@ -65,6 +76,8 @@ class RunOutcome:
     requests: int = 0
     tool_calls: int = 0
     messages: list[Any] | None = field(default=None)
+    # requires_action: the calls the run waits for (`required_action.tool_calls`).
+    pending: list[dict[str, Any]] | None = None
 
 
 class _CancelRequested(Exception):
@@ -83,34 +96,58 @@ class Runtime:
     def __init__(self, settings: Settings) -> None:
         self.settings = settings
         self.models = ModelRegistry(settings)
-        self._agents: dict[tuple[str, tuple[str, ...]], Agent[RunDeps, str]] = {}
+        self.mcp = McpServers.of(settings)
+        # Bounded like the models it holds (an agent keeps its model alive): any key may name
+        # any model, so an unbounded map grew with every new name (issue 15). Tools and output
+        # types are given per run (`iter(toolsets=…, output_type=…)`), so the model is the key.
+        self._agent = lru_cache(maxsize=settings.model_cache_size)(self._build_agent)
+
+    @property
+    def cached_agents(self) -> int:
+        """How many built agents the cache holds now (at most `ATRIUM_MODEL_CACHE_SIZE`)."""
+        return self._agent.cache_info().currsize
 
     async def aclose(self) -> None:
+        self._agent.cache_clear()
         await self.models.aclose()
 
-    def _agent(self, model_name: str, tools: tuple[str, ...]) -> Agent[RunDeps, str]:
-        key = (model_name, tools)
-        agent = self._agents.get(key)
-        if agent is None:
-            agent = Agent(
-                self.models.resolve(model_name),
-                deps_type=RunDeps,
-                output_type=str,
-                tools=[TOOLS[name] for name in tools],
-                name="atrium",
-            )
-            self._agents[key] = agent
-        return agent
+    def _build_agent(self, model_name: str) -> Agent[RunDeps, str]:
+        return Agent(
+            self.models.resolve(model_name), deps_type=RunDeps, output_type=str, name="atrium"
+        )
 
     async def execute(
         self, spec: RunSpec, sink: RunSink, cancellation: CancellationToken
     ) -> RunOutcome:
-        """Run the agent to an outcome; provider and limit errors become a failed outcome."""
-        agent_run: AgentRun[RunDeps, str] | None = None
+        """Run the agent to an outcome; provider, tool and limit errors become a failed outcome.
+
+        A call of a function tool, or of an MCP tool that needs approval, ends this part of the
+        run with a `requires_action` outcome (`runtime.deferred`); `spec.resume` continues it."""
+        agent_run: AgentRun[RunDeps, Any] | None = None
+        resume = spec.resume
+        log = ToolCallLog(sink, count=resume.tool_call_count if resume else 0)
+        structured: StructuredOutput | None = None
         try:
             config = spec.config
-            tools = tuple(name for name in config.get("tools") or () if name in TOOLS)
-            agent = self._agent(str(config.get("model") or "atrium:offline"), tools)
+            tools = stored_tools(config)
+            if config.get("output_schema"):
+                structured = StructuredOutput(config["output_schema"])
+            functions = [tool for tool in tools if isinstance(tool, FunctionTool)]
+            deferrable = bool(functions) or any(
+                isinstance(tool, McpServerTool) and tool.require_approval != "never"
+                for tool in tools
+            )
+            output_type: Any = None if structured is None else structured.output_type()
+            if deferrable:
+                output_type = [output_type or str, DeferredToolRequests]
+            local: list[AbstractToolset[RunDeps]] = [ObservedToolset(builtins_of(tools), log=log)]
+            if functions:
+                local.append(function_toolset(functions))
+            history = spec.history
+            if resume is not None:
+                history = [*history, *ModelMessagesTypeAdapter.validate_python(resume.messages)]
+                _announce_answers(log, resume)
+            agent = self._agent(str(config.get("model") or "atrium:offline"))
             deps = RunDeps(
                 run_id=spec.run_id,
                 sink=sink,
@@ -118,54 +155,90 @@ class Runtime:
                 max_artifacts=self.settings.artifact_max_per_run,
                 written=set(),
             )
-            async with agent.iter(
-                spec.prompt,
-                message_history=spec.history or None,
-                deps=deps,
-                instructions=config.get("instructions") or None,
-                model_settings=self._model_settings(config),
-                usage_limits=UsageLimits(
-                    request_limit=self.settings.run_request_limit,
-                    total_tokens_limit=self.settings.run_total_tokens_limit,
-                ),
-                timeout=self.settings.run_timeout_seconds,
-                cancellation_token=cancellation,
-                infer_name=False,
-            ) as agent_run:
-                await self._drive(agent_run, sink)
+            servers = [tool for tool in tools if isinstance(tool, McpServerTool)]
+            async with (
+                self.mcp.toolsets(servers, log) as remote,
+                agent.iter(
+                    None if resume is not None else spec.prompt,
+                    output_type=output_type,
+                    toolsets=[RunToolset([*local, *remote])],
+                    message_history=history or None,
+                    deferred_tool_results=None if resume is None else resume.results(),
+                    usage=None if resume is None else _usage_before(resume),
+                    deps=deps,
+                    instructions=config.get("instructions") or None,
+                    model_settings=self._model_settings(config),
+                    usage_limits=UsageLimits(
+                        request_limit=self.settings.run_request_limit,
+                        total_tokens_limit=self.settings.run_total_tokens_limit,
+                    ),
+                    timeout=self.settings.run_timeout_seconds,
+                    cancellation_token=cancellation,
+                    infer_name=False,
+                ) as agent_run,
+            ):
+                await self._drive(agent_run, sink, requests=resume.requests if resume else 0)
                 result = agent_run.result
-            output = "" if result is None else str(result.output)
+            output = "" if result is None else result.output
+            if isinstance(output, DeferredToolRequests):
+                return self._waiting(agent_run, output, log, skip=len(spec.history))
             outcome = RunOutcome(
-                status="completed",
-                result=output,
+                status=RunStatus.COMPLETED,
+                result=output if isinstance(output, dict) else str(output),
+                # The run's own messages (all of them when it waited before): what the
+                # thread's later runs see.
                 messages=ModelMessagesTypeAdapter.dump_python(
-                    agent_run.new_messages(), mode="json"
+                    agent_run.all_messages()[len(spec.history) :], mode="json"
                 ),
             )
         except _CancelRequested:
-            outcome = RunOutcome(status="cancelled")
+            outcome = RunOutcome(status=RunStatus.CANCELLED)
         except RunTimedOut:
             outcome = _failed(
                 "RUN_TIMEOUT", f"the run took longer than {self.settings.run_timeout_seconds} s"
             )
         except RunCancelled:
-            outcome = RunOutcome(status="cancelled")
+            outcome = RunOutcome(status=RunStatus.CANCELLED)
+        except ToolFailure as exc:
+            outcome = _failed("TOOL_ERROR", str(exc))
         except UsageLimitExceeded as exc:
             outcome = _failed("USAGE_LIMIT_EXCEEDED", str(exc))
         except ModelHTTPError as exc:
             outcome = _failed(
                 "MODEL_ERROR", f"the model provider answered HTTP {exc.status_code}: {exc.body}"
             )
-        except (ModelAPIError, UnexpectedModelBehavior) as exc:
+        except UnexpectedModelBehavior as exc:
+            outcome = _unexpected(exc, structured)
+        except ModelAPIError as exc:
             outcome = _failed("MODEL_ERROR", f"the model provider failed: {exc}")
         except (ModelUnavailable, UserError) as exc:
             outcome = _failed("MODEL_UNAVAILABLE", str(exc))
-        if agent_run is not None:
-            usage = agent_run.usage
-            outcome.input_tokens = usage.input_tokens
-            outcome.output_tokens = usage.output_tokens
-            outcome.requests = usage.requests
-            outcome.tool_calls = usage.tool_calls
+        _count_usage(outcome, agent_run, resume)
+        outcome.tool_calls = log.count
+        return outcome
+
+    def _waiting(
+        self,
+        agent_run: AgentRun[RunDeps, Any],
+        requests: DeferredToolRequests,
+        log: ToolCallLog,
+        *,
+        skip: int,
+    ) -> RunOutcome:
+        """The run waits for its caller: its messages so far, the pending calls, its usage."""
+        pending = pending_calls(requests)
+        for call in pending:
+            if call["kind"] == "function":  # made by the model, executed by the caller
+                log.called(call["id"], call["name"], None, call["arguments"])
+        outcome = RunOutcome(
+            status=RunStatus.REQUIRES_ACTION,
+            pending=pending,
+            messages=ModelMessagesTypeAdapter.dump_python(
+                agent_run.all_messages()[skip:], mode="json"
+            ),
+        )
+        _count_usage(outcome, agent_run, None)
+        outcome.tool_calls = log.count
         return outcome
 
     def _model_settings(self, config: dict[str, Any]) -> ModelSettings:
@@ -178,13 +251,15 @@ class Runtime:
             settings["max_tokens"] = max_tokens
         return settings
 
-    async def _drive(self, agent_run: AgentRun[RunDeps, str], sink: RunSink) -> None:
-        """Walk the agent graph, turning its streams into run events; stop when cancelled."""
-        requests = 0
+    async def _drive(
+        self, agent_run: AgentRun[RunDeps, Any], sink: RunSink, *, requests: int = 0
+    ) -> None:
+        """Walk the agent graph, turning its streams into run events; stop when cancelled.
+        `requests`: the model requests the run made before it waited (steps go on counting)."""
         async for node in agent_run:
             if Agent.is_model_request_node(node):
                 requests += 1
-                sink.emit(events.STEP, {"step": "model_request", "index": requests})
+                sink.emit(EventKind.STEP, {"step": "model_request", "index": requests})
                 async with node.stream(agent_run.ctx) as model_stream:
                     async for event in model_stream:
                         text = _text_of(event)
@@ -198,6 +273,45 @@ class Runtime:
                 raise _CancelRequested
 
 
+def builtins_of(tools: list[Any]) -> FunctionToolset[RunDeps]:
+    return FunctionToolset[RunDeps]([TOOLS[t] for t in tools if isinstance(t, str)])
+
+
+def _usage_before(resume: Resume) -> RunUsage:
+    return RunUsage(
+        input_tokens=resume.input_tokens,
+        output_tokens=resume.output_tokens,
+        requests=resume.requests,
+    )
+
+
+def _count_usage(
+    outcome: RunOutcome, agent_run: AgentRun[RunDeps, Any] | None, resume: Resume | None
+) -> None:
+    """Usage of the whole run: the agent run's usage starts from what the run used before its
+    wait, and a resumed run that failed before its agent run started keeps that."""
+    if agent_run is not None:
+        usage = agent_run.usage
+        outcome.input_tokens = usage.input_tokens
+        outcome.output_tokens = usage.output_tokens
+        outcome.requests = usage.requests
+    elif resume is not None:
+        outcome.input_tokens = resume.input_tokens
+        outcome.output_tokens = resume.output_tokens
+        outcome.requests = resume.requests
+
+
+def _announce_answers(log: ToolCallLog, resume: Resume) -> None:
+    """`tool.returned` of each call the caller answered without the run executing anything:
+    function outputs and denials (an approved call is reported when it is made)."""
+    for call in resume.tool_calls:
+        call_id, name = call["id"], call["name"]
+        if call_id in resume.outputs:
+            log.returned(call_id, name, resume.outputs[call_id], is_error=False)
+        elif call_id in resume.approvals and not resume.approvals[call_id][0]:
+            log.returned(call_id, name, denial_text(resume.approvals[call_id][1]), is_error=True)
+
+
 def _text_of(event: object) -> str | None:
     if isinstance(event, PartStartEvent) and isinstance(event.part, TextPart):
         return event.part.content
@@ -209,7 +323,7 @@ def _text_of(event: object) -> str | None:
 def _emit_tool_event(sink: RunSink, event: object) -> None:
     if isinstance(event, FunctionToolCallEvent):
         sink.emit(
-            events.STEP,
+            EventKind.STEP,
             {
                 "step": "tool_call",
                 "tool": event.part.tool_name,
@@ -219,7 +333,7 @@ def _emit_tool_event(sink: RunSink, event: object) -> None:
         )
     elif isinstance(event, FunctionToolResultEvent):
         sink.emit(
-            events.STEP,
+            EventKind.STEP,
             {
                 "step": "tool_result",
                 "tool": event.part.tool_name,
@@ -228,5 +342,21 @@ def _emit_tool_event(sink: RunSink, event: object) -> None:
         )
 
 
+def _unexpected(exc: UnexpectedModelBehavior, structured: StructuredOutput | None) -> RunOutcome:
+    if structured is not None and str(exc).startswith("Exceeded maximum output retries"):
+        if structured.last_error is None:
+            return _failed(
+                "OUTPUT_INVALID",
+                "the model did not answer with a JSON object for the output schema",
+            )
+        return _failed(
+            "OUTPUT_INVALID",
+            f"the model's answer does not match the output schema: {structured.last_error}",
+        )
+    return _failed("MODEL_ERROR", f"the model provider failed: {exc}")
+
+
 def _failed(code: str, message: str) -> RunOutcome:
-    return RunOutcome(status="failed", error_code=code, error_message=message[:_MAX_ERROR_MESSAGE])
+    return RunOutcome(
+        status=RunStatus.FAILED, error_code=code, error_message=message[:_MAX_ERROR_MESSAGE]
+    )

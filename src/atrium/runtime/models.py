@@ -1,23 +1,35 @@
-"""From an agent's `config.model` string to a pydantic-ai model.
+"""From an agent's `config.model` string to a pydantic-ai model (docs/models.md).
 
 - `atrium:offline`: the built-in deterministic model (no network).
+- `openai:<name>`: OpenAI's chat completions with `ATRIUM_OPENAI_API_KEY` (at
+  `ATRIUM_OPENAI_BASE_URL` when set: a proxy or gateway speaking OpenAI's API).
+- `anthropic:<name>`: Anthropic's messages API with `ATRIUM_ANTHROPIC_API_KEY`.
 - `openai-compatible:<name>`: `<name>` on the server at `ATRIUM_LLM_BASE_URL` (Ollama, vLLM,
   llama.cpp server, …), with `ATRIUM_LLM_API_KEY` when it needs one.
-- anything else: pydantic-ai's own names (`openai:gpt-4o-mini`, `anthropic:claude-…`), with
-  keys from the providers' usual environment variables.
+Keys come from the settings only: a provider library never reads the environment itself.
+Which names are usable, and the sentence when one is not, is `agents.models`' to say.
 """
 
 from __future__ import annotations
 
-from openai import AsyncOpenAI
-from pydantic_ai.models import Model, infer_model
+from collections.abc import Callable
+from functools import lru_cache
+from typing import Any
+
+from pydantic import SecretStr
+from pydantic_ai.models import Model
+from pydantic_ai.models.anthropic import AnthropicModel
 from pydantic_ai.models.openai import OpenAIChatModel
+from pydantic_ai.profiles import ModelProfile
+from pydantic_ai.providers import Provider
+from pydantic_ai.providers.anthropic import AnthropicProvider
+from pydantic_ai.providers.openai import OpenAIProvider
 from pydantic_ai.providers.openai_compatible import OpenAICompatibleProvider
 
+from atrium.agents.models import OPENAI_COMPATIBLE, model_problem
 from atrium.runtime.offline import OFFLINE_MODEL_NAME, offline_model
+from atrium.runtime.openai_client import ValidatingOpenAI
 from atrium.settings import Settings
-
-OPENAI_COMPATIBLE = "openai-compatible:"
 
 
 class ModelUnavailable(Exception):
@@ -25,46 +37,115 @@ class ModelUnavailable(Exception):
 
 
 class ModelRegistry:
-    """Resolves and caches models; `register` adds a named model (embedding apps, tests)."""
+    """Resolves model names to models; `register` adds a named model (embedding apps, tests).
+
+    Any key may name any model, so nothing here may grow with the number of names. One
+    provider per provider name (so one HTTP client, connection pool and TLS context) serves
+    all of its models, and built models sit in an LRU cache of `ATRIUM_MODEL_CACHE_SIZE`.
+    Before, each new name built its own client, ~0.84 MB that was never freed: 300 names held
+    250 MB (outside security review, issue 15). Providers are atrium's fixed list (an unknown
+    one raises before anything is kept), so the provider map is bounded too.
+    """
 
     def __init__(self, settings: Settings) -> None:
         self._settings = settings
-        self._models: dict[str, Model] = {}
-        # Owned here (not pydantic-ai's shared client), so shutting down closes its connections.
-        self._clients: list[AsyncOpenAI] = []
+        self._registered: dict[str, Model] = {}
+        self._providers: dict[str, Provider[Any]] = {}
+        # SDK clients made here (not by a provider, which would close its own).
+        self._clients: list[ValidatingOpenAI] = []
+        self._built = lru_cache(maxsize=settings.model_cache_size)(self._build)
+
+    @property
+    def providers(self) -> int:
+        """How many providers (each with its own HTTP client) this registry holds."""
+        return len(self._providers)
+
+    @property
+    def cached(self) -> int:
+        """How many built models the cache holds now (at most `ATRIUM_MODEL_CACHE_SIZE`)."""
+        return self._built.cache_info().currsize
 
     async def aclose(self) -> None:
-        for client in self._clients:
+        providers = list(self._providers.values())
+        self._providers.clear()
+        self._built.cache_clear()
+        for provider in providers:
+            # Leaving a provider's context closes the HTTP client it created.
+            async with provider:
+                pass
+        clients, self._clients = self._clients, []
+        for client in clients:
             await client.close()
-        self._clients.clear()
 
     def register(self, name: str, model: Model) -> None:
-        self._models[name] = model
+        self._registered[name] = model
+
+    def is_registered(self, name: str) -> bool:
+        """Whether `name` was registered (it is then usable whatever its provider)."""
+        return name in self._registered
 
     def resolve(self, name: str) -> Model:
-        model = self._models.get(name)
-        if model is None:
-            model = self._build(name)
-            self._models[name] = model
-        return model
+        model = self._registered.get(name)
+        return model if model is not None else self._built(name)
 
     def _build(self, name: str) -> Model:
         if name == OFFLINE_MODEL_NAME:
             return offline_model()
-        if name.startswith(OPENAI_COMPATIBLE):
-            model_name = name[len(OPENAI_COMPATIBLE) :]
-            if not self._settings.llm_base_url:
-                raise ModelUnavailable(f"{name}: ATRIUM_LLM_BASE_URL is not set")
-            if not model_name:
-                raise ModelUnavailable(f"{name}: no model name after 'openai-compatible:'")
-            client = AsyncOpenAI(
-                base_url=self._settings.llm_base_url,
-                api_key=self._settings.llm_api_key or "not-needed",
+        problem = model_problem(name, self._settings)
+        if problem is not None:  # a stored model whose provider has since lost its settings
+            raise ModelUnavailable(f"{name}: {problem}")
+        provider_name, _, model_name = name.partition(":")
+        settings = self._settings
+        if provider_name == "openai":
+            # Chat completions, which OpenAI serves for every chat model and which every
+            # gateway in front of it (ATRIUM_OPENAI_BASE_URL) speaks too.
+            return OpenAIChatModel(
+                model_name,
+                provider=self._provider(
+                    provider_name,
+                    lambda: OpenAIProvider(
+                        api_key=_secret(settings.openai_api_key),
+                        base_url=settings.openai_base_url,
+                    ),
+                ),
             )
-            self._clients.append(client)
-            provider = OpenAICompatibleProvider("atrium-llm", openai_client=client)
-            return OpenAIChatModel(model_name, provider=provider)
-        try:
-            return infer_model(name)
-        except Exception as exc:  # unknown provider, missing SDK or API key: all "unavailable"
-            raise ModelUnavailable(f"{name}: {exc}") from exc
+        if provider_name == "anthropic":
+            return AnthropicModel(
+                model_name,
+                provider=self._provider(
+                    provider_name,
+                    lambda: AnthropicProvider(api_key=_secret(settings.anthropic_api_key)),
+                ),
+            )
+        if provider_name != OPENAI_COMPATIBLE:  # pragma: no cover - model_problem refused it
+            raise ModelUnavailable(f"{name}: unknown provider")
+        provider = self._provider(
+            provider_name,
+            lambda: OpenAICompatibleProvider(
+                # Its SDK client builds chunks by validation (runtime/openai_client.py).
+                "atrium-llm",
+                openai_client=self._client(settings.llm_base_url or ""),  # model_problem checked
+            ),
+        )
+        # A local model's context window is unknown; saying so skips pydantic-ai's lookup
+        # in genai-prices, which keeps every name it misses in a set forever (~0.3 KB each).
+        return OpenAIChatModel(
+            model_name, provider=provider, profile=ModelProfile(context_window=None)
+        )
+
+    def _client(self, base_url: str) -> ValidatingOpenAI:
+        client = ValidatingOpenAI(
+            base_url=base_url, api_key=self._settings.llm_api_key or "not-needed"
+        )
+        self._clients.append(client)
+        return client
+
+    def _provider(self, name: str, make: Callable[[], Provider[Any]]) -> Provider[Any]:
+        provider = self._providers.get(name)
+        if provider is None:
+            provider = self._providers[name] = make()
+        return provider
+
+
+def _secret(value: SecretStr | None) -> str | None:
+    return value.get_secret_value() if value is not None else None

@@ -1,19 +1,31 @@
-"""`atrium:offline`: a deterministic model that needs no network, so a fresh install just works.
+"""`atrium:offline`: a deterministic model that needs no network, so a fresh install just works
+and every feature runs without a provider (DESIGN §8).
 
-It drives the real agent loop through pydantic-ai's `FunctionModel`: the first request of a run
-calls `write_artifact` once (when the agent has that tool), the next one streams a final answer
-that names the prompt and the thread's turn number (proving the thread history reached it).
+It drives the real agent loop through pydantic-ai's `FunctionModel` and follows a script in the
+prompt:
+- each line `call NAME {json}` makes one tool call of NAME (the name the model sees, such as
+  `write_artifact` or `docs_search`) with those arguments, in order, one per model request;
+- then it answers with text that quotes each tool's output;
+- with an output schema the answer is the JSON of a line `output {json}` when there is one,
+  else a minimal instance of the schema (`offline_instance`).
+A prompt without `call` lines keeps the first behaviour: the first request calls
+`write_artifact` once (when the agent has that tool), the next one answers naming the prompt and
+the thread's turn number (proving the thread history reached it).
 """
 
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import AsyncIterator
+from dataclasses import dataclass
+from typing import Any, Final
 
 from pydantic_ai.messages import (
     ModelMessage,
     ModelRequest,
     ModelResponse,
+    RetryPromptPart,
     TextPart,
     ToolCallPart,
     ToolReturnPart,
@@ -21,9 +33,73 @@ from pydantic_ai.messages import (
 )
 from pydantic_ai.models.function import AgentInfo, DeltaToolCall, DeltaToolCalls, FunctionModel
 
+from atrium.agents.json_schemas import pointed_at
+
 OFFLINE_MODEL_NAME = "atrium:offline"
 ARTIFACT_NAME = "answer.md"
 _EXCERPT = 200
+_QUOTE = 2_000
+_MAX_DEPTH: Final = 32
+_CALL = re.compile(r"^\s*call\s+(\S+)(?:\s+(.*?))?\s*$")
+_OUTPUT = re.compile(r"^\s*output\s+(.*?)\s*$")
+_EMPTY_OF_TYPE: Final[dict[str, Any]] = {
+    "string": "",
+    "integer": 0,
+    "number": 0,
+    "boolean": False,
+    "array": [],
+    "null": None,
+}
+
+
+@dataclass(frozen=True, slots=True)
+class _Script:
+    calls: list[tuple[str, str]]  # (tool name, arguments as JSON text)
+    output: str | None  # the JSON text of an `output` line
+
+
+def _script(prompt: str) -> _Script:
+    calls: list[tuple[str, str]] = []
+    output: str | None = None
+    for line in prompt.splitlines():
+        if match := _CALL.match(line):
+            calls.append((match.group(1), match.group(2) or "{}"))
+        elif (match := _OUTPUT.match(line)) and output is None:
+            output = match.group(1)
+    return _Script(calls, output)
+
+
+def offline_instance(schema: Any, root: dict[str, Any] | None = None, depth: int = 0) -> Any:
+    """The smallest answer the offline model gives for a JSON Schema: required properties
+    only, each the first enum value (or the `const`), "", 0, false, [] or a nested object."""
+    root = schema if root is None else root
+    if not isinstance(schema, dict) or depth > _MAX_DEPTH:
+        return None
+    if isinstance(schema.get("$ref"), str):
+        try:
+            target = pointed_at(root, schema["$ref"])
+        except KeyError:
+            return None
+        return offline_instance(target, root, depth + 1)
+    if "const" in schema:
+        return schema["const"]
+    if isinstance(schema.get("enum"), list) and schema["enum"]:
+        return schema["enum"][0]
+    for combinator in ("anyOf", "oneOf", "allOf"):
+        options = schema.get(combinator)
+        if isinstance(options, list) and options:
+            return offline_instance(options[0], root, depth + 1)
+    kind = schema.get("type")
+    if isinstance(kind, list):
+        kind = kind[0] if kind else None
+    if kind == "object" or (kind is None and "properties" in schema):
+        properties = schema.get("properties") or {}
+        return {
+            name: offline_instance(properties.get(name, {}), root, depth + 1)
+            for name in schema.get("required") or []
+            if isinstance(name, str)
+        }
+    return _EMPTY_OF_TYPE.get(str(kind))
 
 
 def _prompts(messages: list[ModelMessage]) -> list[str]:
@@ -36,6 +112,17 @@ def _prompts(messages: list[ModelMessage]) -> list[str]:
     return found
 
 
+def _this_turn(messages: list[ModelMessage]) -> list[ModelMessage]:
+    """The messages since the run's prompt (earlier turns of the thread come before it)."""
+    for index in range(len(messages) - 1, -1, -1):
+        message = messages[index]
+        if isinstance(message, ModelRequest) and any(
+            isinstance(part, UserPromptPart) for part in message.parts
+        ):
+            return messages[index:]
+    return messages
+
+
 def _tool_already_returned(messages: list[ModelMessage]) -> bool:
     last = messages[-1] if messages else None
     return isinstance(last, ModelRequest) and any(
@@ -43,18 +130,52 @@ def _tool_already_returned(messages: list[ModelMessage]) -> bool:
     )
 
 
+def _quoted_outputs(turn: list[ModelMessage]) -> list[str]:
+    lines: list[str] = []
+    for message in turn:
+        if not isinstance(message, ModelRequest):
+            continue
+        for part in message.parts:
+            if isinstance(part, ToolReturnPart) and part.outcome == "success":
+                lines.append(f"{part.tool_name} returned: {part.model_response_str()[:_QUOTE]}")
+            elif isinstance(part, ToolReturnPart):  # a retry prompt, a failure, a denial
+                text = part.model_response_str(wrap_if_error=False)
+                lines.append(f"{part.tool_name} failed: {text[:_QUOTE]}")
+            elif isinstance(part, RetryPromptPart) and part.tool_name:
+                lines.append(f"{part.tool_name} failed: {part.model_response()[:_QUOTE]}")
+    return lines
+
+
+def _answer(info: AgentInfo, script: _Script, text: str) -> ToolCallPart | str:
+    """The final move: text, or the output tool's call when the run has an output schema."""
+    if info.allow_text_output or not info.output_tools:
+        return text
+    tool = info.output_tools[0]
+    args = script.output or json.dumps(offline_instance(tool.parameters_json_schema))
+    return ToolCallPart(tool.name, args, tool_call_id="offline-output")
+
+
 def _plan(messages: list[ModelMessage], info: AgentInfo) -> ToolCallPart | str:
-    """The next move: the artifact tool call, or the final answer's text."""
+    """The next move: a tool call, or the final answer."""
     prompts = _prompts(messages)
     prompt = prompts[-1] if prompts else ""
     excerpt = " ".join(prompt.split())[:_EXCERPT]
+    script = _script(prompt)
+    turn = _this_turn(messages)
+    opening = f"Offline answer (turn {len(prompts)}) to: {excerpt}."
+    if script.calls:
+        step = sum(isinstance(message, ModelResponse) for message in turn)
+        if step < len(script.calls):
+            name, arguments = script.calls[step]
+            return ToolCallPart(name, arguments, tool_call_id=f"offline-call-{step + 1}")
+        return _answer(info, script, "\n".join([opening, *_quoted_outputs(turn)]))
     tool_names = {tool.name for tool in info.function_tools}
     if "write_artifact" in tool_names and not _tool_already_returned(messages):
         content = f"# Answer\n\nPrompt: {excerpt}\n\nThis is turn {len(prompts)} of the thread.\n"
         args = {"name": ARTIFACT_NAME, "content": content, "mime_type": "text/markdown"}
         return ToolCallPart("write_artifact", args, tool_call_id="offline-write-artifact")
     wrote = f" I wrote {ARTIFACT_NAME}." if "write_artifact" in tool_names else ""
-    return f"Offline answer (turn {len(prompts)}) to: {excerpt}.{wrote}"
+    return _answer(info, script, opening + wrote)
 
 
 async def _respond(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
@@ -67,12 +188,9 @@ async def _respond_streamed(
 ) -> AsyncIterator[str | DeltaToolCalls]:
     move = _plan(messages, info)
     if isinstance(move, ToolCallPart):
+        args = move.args if isinstance(move.args, str) else json.dumps(move.args)
         yield {
-            0: DeltaToolCall(
-                name=move.tool_name,
-                json_args=json.dumps(move.args),
-                tool_call_id=move.tool_call_id,
-            )
+            0: DeltaToolCall(name=move.tool_name, json_args=args, tool_call_id=move.tool_call_id)
         }
         return
     words = move.split(" ")

@@ -12,6 +12,7 @@ from typing import Any
 
 from pydantic_ai import ModelRetry, RunContext, Tool
 
+from atrium.kit.filenames import filename_problem
 from atrium.runtime.sink import RunSink
 
 _MIME_TYPE = re.compile(r"^[a-z0-9][a-z0-9!#$&^_.+-]*/[a-z0-9][a-z0-9!#$&^_.+-]*$")
@@ -35,16 +36,16 @@ async def write_artifact(
     """Save a file as an artifact of this run (writing the same name again replaces it).
 
     Args:
-        name: File name, e.g. `report.md` (1-255 characters, no slashes).
+        name: A plain file name, e.g. `report.md`: no path, not starting with a dot.
         content: The file's text.
         mime_type: Its MIME type, e.g. `text/markdown`.
     """
     deps = ctx.deps
     clean_name = name.strip()
-    if not clean_name or len(clean_name) > 255 or "/" in clean_name or "\\" in clean_name:
-        raise ModelRetry("name must be 1-255 characters without slashes")
-    if not clean_name.isprintable():
-        raise ModelRetry("name must not contain control characters")
+    # The name becomes a file on the user's disk when downloaded: one plain, visible file name.
+    problem = filename_problem(clean_name)
+    if problem is not None:
+        raise ModelRetry(f"name {clean_name[:100]!r} {problem}; choose a plain name like report.md")
     mime = mime_type.strip().lower()
     if not _MIME_TYPE.match(mime):
         raise ModelRetry("mime_type must look like type/subtype, e.g. text/plain")

@@ -2,6 +2,9 @@
 
 `/` goes to `index_page`, any other path to `not_found_page` (status from
 `ATRIUM_DOMAIN_REDIRECT_STATUS`, `Cache-Control: no-store`); with no target, a plain 404 page.
+Only verified domains are served (`domains.verification`), and the service's own paths (the API
+groups, the dashboard, the docs, health and metrics) are never redirected, whatever the Host: a
+domain's owner cannot capture the API or the dashboard of visitors who reach atrium by its name.
 
 Requests for the service itself never touch the database: its own host (from
 `ATRIUM_PUBLIC_URL`), `localhost`, IP literals and hosts that cannot be domain names pass
@@ -13,6 +16,7 @@ is served accordingly on the next request.
 from __future__ import annotations
 
 import ipaddress
+import posixpath
 import re
 
 from starlette.types import ASGIApp, Receive, Scope, Send
@@ -21,12 +25,35 @@ from atrium.db.engine import Database
 from atrium.domains import repository
 from atrium.domains.service import service_host
 from atrium.http.asgi import header
+from atrium.http.groups import GROUPS
 
 _HOST = re.compile(r"^(?=.{1,255}$)[a-z0-9-]{1,63}(\.[a-z0-9-]{1,63})+$")
 _NOT_FOUND_PAGE = (
     b'<!doctype html><html><head><meta charset="utf-8"><title>404 Not Found</title></head>'
     b"<body><h1>404 Not Found</h1></body></html>"
 )
+
+
+# The service's own paths (and everything under them), never redirected. `/api` and `/v1` hold
+# the three groups; the others are FastAPI's documents, the dashboard and the probes.
+RESERVED_PATHS = tuple(
+    sorted(
+        {"/api", *(group.prefix for group in GROUPS)}
+        | {"/dashboard", "/docs", "/redoc", "/openapi.json", "/metrics", "/healthz", "/readyz"}
+    )
+)
+
+
+def is_reserved(path: str) -> bool:
+    """Whether `path` is, or lies under, one of the service's own paths. Judged generously
+    (case, repeated slashes, dot segments): a false "reserved" only sends the request on to
+    the app, which answers 404 for what it does not serve."""
+    candidates = {path, posixpath.normpath(re.sub("/{2,}", "/", path)).lower()}
+    return any(
+        candidate == reserved or candidate.startswith(reserved + "/")
+        for candidate in candidates
+        for reserved in RESERVED_PATHS
+    )
 
 
 def request_host(scope: Scope) -> str | None:
@@ -68,7 +95,7 @@ class ServedDomainsMiddleware:
             await self.app(scope, receive, send)
             return
         host = request_host(scope)
-        if host is None or not self.could_be_domain(host):
+        if host is None or is_reserved(scope["path"]) or not self.could_be_domain(host):
             await self.app(scope, receive, send)
             return
         async with self.db.session(write=False) as session:

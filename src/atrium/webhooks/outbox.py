@@ -8,20 +8,16 @@ process are woken after the commit; other processes find the rows by their poll.
 from __future__ import annotations
 
 import weakref
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from datetime import datetime
-from typing import Any, Final
+from typing import Any
 
 from sqlalchemy.orm import Session
 
+from atrium.db.models import TERMINAL_EVENT, RunStatus
 from atrium.kit.ids import new_id
 from atrium.webhooks import repository
 
-EVENT_OF_STATUS: Final = {
-    "completed": "run.completed",
-    "failed": "run.failed",
-    "cancelled": "run.cancelled",
-}
 _wakers: weakref.WeakSet[Any] = weakref.WeakSet()
 
 
@@ -53,11 +49,11 @@ def _outcome_rows(
     *,
     account_id: int,
     run_id: str,
-    status: str,
+    status: RunStatus,
     run_webhook_url: str | None,
     now: datetime,
 ) -> list[dict[str, Any]]:
-    event = EVENT_OF_STATUS[status]
+    event = TERMINAL_EVENT[status]
     targets: list[tuple[str | None, str]] = [
         (endpoint_id, url) for endpoint_id, url, events in endpoints if event in events
     ]
@@ -81,7 +77,7 @@ def record_run_outcome(
     *,
     account_id: int,
     run_id: str,
-    status: str,
+    status: RunStatus,
     run_webhook_url: str | None,
     now: datetime,
 ) -> int:
@@ -100,6 +96,45 @@ def record_run_outcome(
         run_webhook_url=run_webhook_url,
         now=now,
     )
+    repository.insert_deliveries(session, rows)
+    return len(rows)
+
+
+def record_run_event(
+    session: Session,
+    *,
+    account_id: int,
+    run_id: str,
+    event: str,
+    run_webhook_url: str | None,
+    now: datetime,
+    payload: Callable[[], str],
+) -> int:
+    """`record_run_outcome` for an event the run moves on from (`run.requires_action`): the
+    payload is rendered now, as the run is at this event, not when the delivery is sent."""
+    endpoints = repository.subscribed_endpoints(session, account_id=account_id)
+    targets: list[tuple[str | None, str]] = [
+        (endpoint_id, url) for endpoint_id, url, events in endpoints if event in events
+    ]
+    if run_webhook_url:
+        targets.append((None, run_webhook_url))
+    if not targets:
+        return 0
+    body = payload()
+    rows = [
+        {
+            **_row(
+                account_id=account_id,
+                endpoint_id=endpoint_id,
+                run_id=run_id,
+                event=event,
+                url=url,
+                now=now,
+            ),
+            "payload": body,
+        }
+        for endpoint_id, url in targets
+    ]
     repository.insert_deliveries(session, rows)
     return len(rows)
 

@@ -10,20 +10,24 @@ from pydantic import BaseModel, ConfigDict, Field
 from atrium.db.models import WebhookDelivery, WebhookEndpoint
 from atrium.kit.time import isoformat
 
-EVENTS: Final = ("run.completed", "run.failed", "run.cancelled")
-EventName = Literal["run.completed", "run.failed", "run.cancelled"]
+EVENTS: Final = ("run.completed", "run.failed", "run.cancelled", "run.requires_action")
+# An endpoint created without `events` takes the finished runs; waits are opted into.
+DEFAULT_EVENTS: Final = ("run.completed", "run.failed", "run.cancelled")
+EventName = Literal["run.completed", "run.failed", "run.cancelled", "run.requires_action"]
 DeliveryStatus = Literal["pending", "delivered", "failed"]
 
 
 class WebhookCreate(BaseModel):
-    """A new endpoint: `url` (http or https), `events` (default: all three)."""
+    """A new endpoint: `url` (http or https), `events` (default: the three finishing events)."""
 
     # Unknown keys are errors (a typo must not be silently ignored); values are not coerced.
     model_config = ConfigDict(extra="forbid", strict=True)
 
     url: str = Field(description="Where to POST: an http or https URL, at most 2048 characters.")
     events: list[str] | None = Field(
-        None, description="Any of run.completed, run.failed, run.cancelled; default: all three."
+        None,
+        description="Any of run.completed, run.failed, run.cancelled, run.requires_action; "
+        "default: the first three (finished runs).",
     )
 
 

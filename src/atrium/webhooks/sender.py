@@ -14,22 +14,22 @@ import random
 import time
 from datetime import datetime, timedelta
 from functools import partial
-from typing import Any
+from typing import Any, Protocol
 from urllib.parse import urlsplit
 
 import httpx
 from sqlalchemy import func
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from atrium.db.batcher import WriteBatcher
 from atrium.db.engine import Database
+from atrium.kit.outbound import TargetRefused, outbound_client
 from atrium.kit.time import as_utc, utcnow
 from atrium.kit.waiting import wait_event
-from atrium.runs import presenters
-from atrium.runs import service as runs_service
+from atrium.observability.logs import escape_control
 from atrium.settings import Settings
-from atrium.webhooks import outbox, repository, signing, targets
+from atrium.webhooks import outbox, repository, signing
 from atrium.webhooks.repository import DueDelivery
-from atrium.worker.batcher import WriteBatcher
 
 log = logging.getLogger("atrium.webhooks")
 STORED_BODY_CHARS = 1024
@@ -51,22 +51,27 @@ def backoff_seconds(settings: Settings, attempts: int) -> float:
     return float(min(settings.webhook_backoff_max_seconds, delay * _jitter.uniform(0.9, 1.1)))
 
 
-async def render_payload(db: Database, settings: Settings, *, account_id: int, run_id: str) -> str:
-    """The run exactly as `GET /agent/runs/{run_id}` shows it (the same service and presenter)."""
-    async with db.session(write=False) as session:
-        run = await runs_service.get_run(session, account_id=account_id, run_id=run_id)
-        artifacts = await runs_service.artifacts_of(session, [run])
-        out = presenters.run_out(settings, run, artifacts.get(run.id, []))
-    return out.model_dump_json(exclude_unset=True)
+class RenderPayload(Protocol):
+    """The body of a run's delivery (the runs package passes its own in, see `WorkerPool`:
+    webhooks sit below runs and never import them)."""
+
+    async def __call__(self, *, account_id: int, run_id: str) -> str: ...
 
 
 class WebhookSender:
     """Sends up to `webhook_concurrency` deliveries at once from this process."""
 
     def __init__(
-        self, *, settings: Settings, db: Database, batcher: WriteBatcher, lock_rows: bool
+        self,
+        *,
+        settings: Settings,
+        db: Database,
+        batcher: WriteBatcher,
+        lock_rows: bool,
+        render: RenderPayload,
     ) -> None:
         self.settings = settings
+        self.render = render
         self.db = db
         self.batcher = batcher
         self.lock_rows = lock_rows
@@ -80,11 +85,12 @@ class WebhookSender:
         self._next_due: datetime | None = None
 
     def start(self) -> None:
-        self._http = httpx.AsyncClient(
-            follow_redirects=False,
-            trust_env=False,  # no proxy from the environment sees signed payloads
+        # Each connection is checked and pinned to a public address (DESIGN §9); redirects are
+        # not followed, no proxy from the environment sees signed payloads.
+        self._http = outbound_client(
+            self.settings,
             timeout=self.settings.webhook_timeout_seconds,
-            limits=httpx.Limits(max_connections=self.settings.webhook_concurrency),
+            max_connections=self.settings.webhook_concurrency,
         )
         outbox.register_waker(self)
         self._loop_task = asyncio.create_task(self._loop(), name="atrium-webhooks")
@@ -190,18 +196,13 @@ class WebhookSender:
         payload = delivery.payload
         try:
             if payload is None:
-                payload = await render_payload(
-                    self.db, self.settings, account_id=delivery.account_id, run_id=delivery.run_id
-                )
+                payload = await self.render(account_id=delivery.account_id, run_id=delivery.run_id)
             if delivery.secret is None:  # pragma: no cover - every delivery has a signer
-                raise targets.TargetRefused("no signing secret")
+                raise TargetRefused("no signing secret")
             # The whole attempt is bounded, lookup included: a trickling server cannot hold it.
             async with asyncio.timeout(self.settings.webhook_timeout_seconds):
-                await targets.check_resolved(
-                    delivery.url, allow_private=self.settings.webhook_allow_private_targets
-                )
                 status, body = await self._post(delivery, payload, delivery.secret)
-        except targets.TargetRefused as exc:
+        except TargetRefused as exc:
             error = f"target refused: {exc}"
         except TimeoutError:
             error = f"timed out after {self.settings.webhook_timeout_seconds:g} s"
@@ -213,13 +214,15 @@ class WebhookSender:
         delivered = status is not None and 200 <= status < 300
         if status is not None and not delivered:
             error = f"HTTP {status}"
+        # The receiver's reply is outside input: escaped here as well as by the log factory,
+        # so the line stays one clean line whatever logging set-up prints it.
         log.info(
             "webhook %s attempt %d to %s: %s %s",
             delivery.delivery_id,
             attempt,
             urlsplit(delivery.url).hostname,
             status if status is not None else "-",
-            (body if status is not None else error or "").replace("\n", " ")[:LOGGED_BODY_CHARS],
+            escape_control((body if status is not None else error or "")[:LOGGED_BODY_CHARS]),
         )
         await self._record(delivery, attempt, payload, status, body, error, delivered)
 

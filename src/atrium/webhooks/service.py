@@ -10,10 +10,11 @@ from atrium.db.models import WebhookDelivery, WebhookEndpoint
 from atrium.errors import InvalidParameter, NotFound
 from atrium.kit.cursor import decode_cursor, split_page
 from atrium.kit.ids import new_id
+from atrium.kit.outbound import TargetRefused, check_url
 from atrium.kit.time import utcnow
 from atrium.settings import Settings
-from atrium.webhooks import repository, signing, targets
-from atrium.webhooks.schemas import EVENTS, WebhookCreate
+from atrium.webhooks import repository, signing
+from atrium.webhooks.schemas import DEFAULT_EVENTS, EVENTS, WebhookCreate
 
 MAX_DELIVERIES_LIMIT = 200
 
@@ -21,14 +22,14 @@ MAX_DELIVERIES_LIMIT = 200
 def checked_url(settings: Settings, url: str, *, parameter: str) -> str:
     """A URL a webhook may target (also `webhook_url` of a run); a 400 naming `parameter`."""
     try:
-        return targets.check_url(url, allow_private=settings.webhook_allow_private_targets)
-    except targets.TargetRefused as exc:
+        return check_url(url, allow_private=settings.allow_private_targets)
+    except TargetRefused as exc:
         raise InvalidParameter(parameter, f"{parameter} {exc}") from None
 
 
 def _checked_events(events: list[str] | None) -> list[str]:
     if events is None:
-        return list(EVENTS)
+        return list(DEFAULT_EVENTS)
     if not events:
         raise InvalidParameter("events", "events must name at least one event")
     unknown = [event for event in events if event not in EVENTS]

@@ -14,33 +14,25 @@ import logging
 import os
 import secrets
 import socket
-from typing import Any
+from datetime import datetime
 
-from sqlalchemy.orm import Session
-
+from atrium.db.batcher import WriteBatcher
 from atrium.db.engine import Database
 from atrium.kit.time import utcnow
 from atrium.kit.waiting import wait_event
-from atrium.runs import events
+from atrium.runs import lifecycle, presenters, repository
 from atrium.runs.broker import Broker
-from atrium.runs.terminal import record_terminal
+from atrium.runs.lifecycle import ClaimedRun
+from atrium.runs.repository import ExpiredRun
 from atrium.runtime.executor import Runtime
 from atrium.settings import Settings
 from atrium.webhooks.sender import WebhookSender
-from atrium.worker import queue
-from atrium.worker.batcher import WriteBatcher
+from atrium.worker import waits
 from atrium.worker.execution import RunExecution
-from atrium.worker.queue import ExpiredRun
+from atrium.worker.recorder import RunRecorder
 
 log = logging.getLogger("atrium.worker")
 _CLAIM_BATCH = 32
-_ZERO_BILLING = {
-    "credits": 0.0,
-    "input_tokens": 0,
-    "output_tokens": 0,
-    "requests": 0,
-    "tool_calls": 0,
-}
 
 
 class WorkerPool:
@@ -70,7 +62,11 @@ class WorkerPool:
         self.batcher = batcher or WriteBatcher(db)
         # Webhook deliveries of finished runs, sent by every process that executes runs.
         self.webhooks = WebhookSender(
-            settings=settings, db=db, batcher=self.batcher, lock_rows=self._lock_rows
+            settings=settings,
+            db=db,
+            batcher=self.batcher,
+            lock_rows=self._lock_rows,
+            render=functools.partial(presenters.run_json, db, settings),
         )
 
     async def start(self) -> None:
@@ -117,7 +113,7 @@ class WorkerPool:
         # Whatever this worker still holds (runs in progress, a claim that committed as the
         # claim loop was cancelled) goes back to the queue now rather than after its lease.
         async with self.db.session(write=False) as session:
-            running = await queue.running_runs_of(session, owner=self.owner)
+            running = await repository.running_runs_of(session, owner=self.owner)
         for run_id in running:
             try:
                 await self._requeue(
@@ -152,25 +148,25 @@ class WorkerPool:
                     continue  # there may be more waiting
             await wait_event(self._wake, self.settings.run_poll_seconds)
 
-    async def _claim(self, limit: int) -> list[queue.ClaimedRun]:
-        owner, lease, lock_rows = self.owner, self.settings.run_lease_seconds, self._lock_rows
-
-        def write(session: Session) -> list[queue.ClaimedRun]:
-            return queue.claim(
-                session, owner=owner, limit=limit, lease_seconds=lease, lock_rows=lock_rows
-            )
-
+    async def _claim(self, limit: int) -> list[ClaimedRun]:
+        write = functools.partial(
+            lifecycle.claim,
+            owner=self.owner,
+            limit=limit,
+            lease_seconds=self.settings.run_lease_seconds,
+            lock_rows=self._lock_rows,
+        )
         claimed = await self.batcher.write_sync(write)
         for claim in claimed:
-            execution = RunExecution(
+            recorder = RunRecorder(
                 db=self.db,
                 batcher=self.batcher,
                 broker=self.broker,
                 settings=self.settings,
-                runtime=self.runtime,
                 claim=claim,
                 owner=self.owner,
             )
+            execution = RunExecution(recorder=recorder, runtime=self.runtime)
             stale = self._executions.get(claim.run_id)
             if stale is not None:
                 # This process's own lease of the run expired (its loop stalled past it) and
@@ -202,7 +198,7 @@ class WorkerPool:
                 continue
             run_ids = list(self._executions)
             renew = functools.partial(
-                queue.renew_leases,
+                repository.renew_leases,
                 owner=self.owner,
                 run_ids=run_ids,
                 lease_seconds=self.settings.run_lease_seconds,
@@ -227,13 +223,17 @@ class WorkerPool:
                 await self.recover_expired()
             except Exception:
                 log.exception("recovering expired runs failed")
+            try:  # runs whose wait for their caller expired: failed, ACTION_EXPIRED
+                await waits.expire_waits(db=self.db, broker=self.broker, settings=self.settings)
+            except Exception:
+                log.exception("expiring waiting runs failed")
             await asyncio.sleep(interval)
 
     async def recover_expired(self) -> int:
         """Re-queue (or fail, past the attempt limit) runs whose worker stopped renewing."""
         now = utcnow()
         async with self.db.session(write=False) as session:
-            expired = await queue.expired_runs(session, now=now)
+            expired = await repository.expired_runs(session, now=now)
         recovered = 0
         for run in expired:
             if run.attempts >= self.settings.run_max_attempts:
@@ -242,74 +242,31 @@ class WorkerPool:
                 recovered += await self._requeue(
                     run.run_id, owner=run.lease_owner, expired_before=now, reason="worker_lost"
                 )
-        if recovered:
-            self.broker.wake_workers()
         return recovered
 
     async def _requeue(
-        self, run_id: str, *, owner: str | None, expired_before: Any, reason: str
+        self, run_id: str, *, owner: str | None, expired_before: datetime | None, reason: str
     ) -> int:
-        def write(session: Session) -> dict[str, Any] | None:
-            seq = queue.requeue(session, run_id=run_id, owner=owner, expired_before=expired_before)
-            if seq is None:
-                return None
-            thread_id = queue.thread_of(session, run_id=run_id)
-            queue.release_thread(session, thread_id=thread_id, run_id=run_id)
-            row = events.event_row(
-                run_id, seq, events.QUEUED, {"status": "queued", "reason": reason}, utcnow()
-            )
-            queue.insert_events(session, [row])
-            return row
-
+        requeue = functools.partial(
+            lifecycle.requeue,
+            run_id=run_id,
+            owner=owner,
+            expired_before=expired_before,
+            reason=reason,
+        )
         # Not through the batcher: `stop` hands runs back after the batcher has stopped.
-        row = await self.db.write_sync(write)
-        if row is None:
+        announcement = await self.db.write_sync(requeue)
+        if announcement is None:
             return 0
         log.warning("run %s re-queued (%s)", run_id, reason)
-        self.broker.publish_events(run_id, [events.event_message(row)])
+        announcement.send(self.broker)
         return 1
 
     async def _fail_lost(self, run: ExpiredRun) -> int:
-        now = utcnow()
-        error = {
-            "code": "WORKER_LOST",
-            "message": f"the run's worker stopped responding on each of {run.attempts} attempts",
-        }
-        values = {
-            "status": "failed",
-            "error_code": error["code"],
-            "error_message": error["message"],
-            "finished_at": now,
-        }
-
-        def write(session: Session) -> tuple[dict[str, Any], int] | None:
-            seq = queue.fail_expired(
-                session, run_id=run.run_id, owner=run.lease_owner, now=now, values=values
-            )
-            if seq is None:
-                return None
-            queue.release_thread(session, thread_id=run.thread_id, run_id=run.run_id)
-            payload = {"status": "failed", "error": error, "billing": _ZERO_BILLING}
-            row = events.event_row(run.run_id, seq, events.FAILED, payload, now)
-            queue.insert_events(session, [row])
-            # What the lost attempts consumed is unknown: the run is counted, with no usage.
-            webhooks = record_terminal(
-                session,
-                account_id=run.account_id,
-                agent_id=run.agent_id,
-                run_id=run.run_id,
-                status="failed",
-                webhook_url=queue.webhook_url_of(session, run_id=run.run_id),
-                now=now,
-            )
-            return row, webhooks
-
-        done = await self.db.write_sync(write)
-        if done is None:
+        fail = functools.partial(lifecycle.fail_lost, run=run, now=utcnow())
+        announcement = await self.db.write_sync(fail)
+        if announcement is None:
             return 0
-        row, webhooks = done
         log.error("run %s failed: WORKER_LOST after %d attempts", run.run_id, run.attempts)
-        self.broker.publish_events(run.run_id, [events.event_message(row)])
-        if webhooks:
-            self.webhooks.wake()
+        announcement.send(self.broker)
         return 1

@@ -5,9 +5,8 @@ from __future__ import annotations
 import asyncio
 import signal
 
-from redis.asyncio import Redis
-
 from atrium.db.engine import Database
+from atrium.kit.redis import connect_redis
 from atrium.runs.broker import Broker, RedisBroker
 from atrium.settings import Settings
 from atrium.worker.pool import WorkerPool
@@ -16,7 +15,11 @@ from atrium.worker.pool import WorkerPool
 async def run_worker_process(settings: Settings) -> None:
     """Run a worker pool with its own broker (Redis when configured) until told to stop."""
     db = Database(settings)
-    redis = Redis.from_url(settings.redis_url) if settings.redis_url else None
+    redis = (
+        connect_redis(settings.redis_url, settings.redis_max_connections)
+        if settings.redis_url
+        else None
+    )
     broker = RedisBroker(redis, prefix=settings.redis_prefix) if redis is not None else Broker()
     pool = WorkerPool(settings=settings, db=db, broker=broker)
     stop = asyncio.Event()

@@ -15,16 +15,16 @@ from typing import Any
 
 from sqlalchemy.orm import Session
 
+from atrium.db.batcher import WriteBatcher
 from atrium.db.engine import Database
+from atrium.db.models import EventKind
 from atrium.kit.ids import new_id
 from atrium.kit.time import utcnow
-from atrium.runs import events
+from atrium.runs import events, repository
 from atrium.runs.broker import Broker
+from atrium.runs.lifecycle import ClaimedRun
 from atrium.runtime.sink import StoredArtifact
 from atrium.settings import Settings
-from atrium.worker import queue
-from atrium.worker.batcher import WriteBatcher
-from atrium.worker.queue import ClaimedRun
 
 log = logging.getLogger("atrium.worker")
 
@@ -65,10 +65,10 @@ class RunRecorder:
 
     def append_text(self, text: str) -> None:
         last = self._pending[-1] if self._pending else None
-        if last is not None and last["kind"] == events.MESSAGE_DELTA:
+        if last is not None and last["kind"] == EventKind.MESSAGE_DELTA:
             last["data"] = {"text": last["data"]["text"] + text}
         else:
-            self.emit(events.MESSAGE_DELTA, {"text": text})
+            self.emit(EventKind.MESSAGE_DELTA, {"text": text})
 
     async def checkpoint(self) -> bool:
         if self.lost:
@@ -91,7 +91,7 @@ class RunRecorder:
         }
         announced = {key: values[key] for key in ("name", "mime_type", "size_bytes", "sha256")}
         self._pending.append(
-            self._row(events.ARTIFACT_CREATED, {"artifact_id": values["id"], **announced})
+            self._row(EventKind.ARTIFACT_CREATED, {"artifact_id": values["id"], **announced})
         )
         await self._flush(artifact=values)
         if self.lost:
@@ -99,14 +99,16 @@ class RunRecorder:
 
     async def list_artifacts(self) -> list[StoredArtifact]:
         async with self.db.session(write=False) as session:
-            rows = await queue.thread_artifacts(session, thread_id=self.claim.thread_id)
+            rows = await repository.thread_artifacts(session, thread_id=self.claim.thread_id)
             return [
                 StoredArtifact(row.name, row.mime_type, row.size_bytes, row.run_id) for row in rows
             ]
 
     async def read_artifact(self, name: str) -> StoredArtifact | None:
         async with self.db.session(write=False) as session:
-            row = await queue.thread_artifact(session, thread_id=self.claim.thread_id, name=name)
+            row = await repository.thread_artifact(
+                session, thread_id=self.claim.thread_id, name=name
+            )
             if row is None:
                 return None
             return StoredArtifact(row.name, row.mime_type, row.size_bytes, row.run_id, row.content)
@@ -163,7 +165,7 @@ class RunRecorder:
             attempt = self.claim.attempt
 
             def write(session: Session) -> bool | None:
-                flag = queue.checkpoint(
+                flag = repository.checkpoint(
                     session,
                     run_id=run_id,
                     owner=owner,
@@ -173,7 +175,7 @@ class RunRecorder:
                     event_rows=rows,
                 )
                 if flag is not None and artifact is not None:
-                    queue.put_artifact(session, artifact)
+                    repository.put_artifact(session, artifact)
                 return flag
 
             try:

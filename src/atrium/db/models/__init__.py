@@ -3,12 +3,28 @@
 from atrium.db.models.account import Account, ApiKey
 from atrium.db.models.agent import Agent
 from atrium.db.models.domain import Domain, DomainCount
-from atrium.db.models.run import Artifact, Run, RunEvent, Thread
+from atrium.db.models.run import (
+    TERMINAL_EVENT,
+    TERMINAL_KINDS,
+    TERMINAL_STATUSES,
+    TRANSITIONS,
+    Artifact,
+    EventKind,
+    Run,
+    RunAction,
+    RunEvent,
+    RunStatus,
+    Thread,
+)
 from atrium.db.models.space import Space
 from atrium.db.models.usage import AgentUsageDaily
 from atrium.db.models.webhook import WebhookDelivery, WebhookEndpoint
 
 __all__ = [
+    "TERMINAL_EVENT",
+    "TERMINAL_KINDS",
+    "TERMINAL_STATUSES",
+    "TRANSITIONS",
     "Account",
     "Agent",
     "AgentUsageDaily",
@@ -16,8 +32,11 @@ __all__ = [
     "Artifact",
     "Domain",
     "DomainCount",
+    "EventKind",
     "Run",
+    "RunAction",
     "RunEvent",
+    "RunStatus",
     "Space",
     "Thread",
     "WebhookDelivery",

@@ -4,14 +4,27 @@ Substring search needs an index that plain B-trees cannot give; it is dialect-sp
 in migration 0002 only: an FTS5 trigram table `domains_fts` kept by triggers on SQLite, a
 `pg_trgm` GIN index on PostgreSQL. `domain_counts` (also kept by triggers, so bulk loads and
 other processes keep it right) gives the unfiltered list its total without counting rows.
+
+A domain is served only once verified (`verified_at`): its owner published `verification_token`
+in DNS, or pointed the name at the deployment (`domains.verification`). Migration 0007 also
+gives rows inserted without a token one from the database.
 """
 
 from __future__ import annotations
+
+import secrets
+from datetime import datetime
 
 from sqlalchemy import ForeignKey, Index, String, Text
 from sqlalchemy.orm import Mapped, mapped_column
 
 from atrium.db.base import Base, TimestampMixin
+
+
+def new_verification_token() -> str:
+    """32 hex characters, the same shape the database's own default makes (migration 0007)."""
+    return secrets.token_hex(16)
+
 
 # Byte order on both databases, so `sort_by=name` means the same thing everywhere.
 NAME_TYPE = String(255).with_variant(String(255, collation="C"), "postgresql")
@@ -32,6 +45,8 @@ class Domain(TimestampMixin, Base):
     name: Mapped[str] = mapped_column(NAME_TYPE, unique=True)
     index_page: Mapped[str | None] = mapped_column(Text, default=None)
     not_found_page: Mapped[str | None] = mapped_column(Text, default=None)
+    verification_token: Mapped[str] = mapped_column(String(32), default=new_verification_token)
+    verified_at: Mapped[datetime | None] = mapped_column(default=None)
 
 
 class DomainCount(Base):

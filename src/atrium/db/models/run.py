@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any
+from enum import StrEnum
+from typing import Any, Final
 
 from sqlalchemy import (
     JSON,
@@ -20,6 +21,67 @@ from sqlalchemy.orm import Mapped, mapped_column
 
 from atrium.db.base import Base, TimestampMixin
 from atrium.kit.time import utcnow
+
+
+class RunStatus(StrEnum):
+    """Where a run is in its life. The column stores the value; `TRANSITIONS` says which moves
+    exist, and `atrium.runs.lifecycle` is the one module that makes them."""
+
+    QUEUED = "queued"
+    RUNNING = "running"
+    # The run waits for the client (a tool call to approve or answer) before it goes on.
+    REQUIRES_ACTION = "requires_action"
+    COMPLETED = "completed"
+    FAILED = "failed"
+    CANCELLED = "cancelled"
+
+
+TERMINAL_STATUSES: Final = frozenset({RunStatus.COMPLETED, RunStatus.FAILED, RunStatus.CANCELLED})
+# The allowed moves, from -> to. A terminal status has none: a finished run never changes.
+# running -> queued is recovery (worker lost, or a worker stopping hands its runs back).
+TRANSITIONS: Final[dict[RunStatus, frozenset[RunStatus]]] = {
+    RunStatus.QUEUED: frozenset({RunStatus.RUNNING, RunStatus.CANCELLED}),
+    RunStatus.RUNNING: frozenset(
+        {
+            RunStatus.QUEUED,
+            RunStatus.REQUIRES_ACTION,
+            RunStatus.COMPLETED,
+            RunStatus.FAILED,
+            RunStatus.CANCELLED,
+        }
+    ),
+    RunStatus.REQUIRES_ACTION: frozenset({RunStatus.QUEUED, RunStatus.CANCELLED, RunStatus.FAILED}),
+    RunStatus.COMPLETED: frozenset(),
+    RunStatus.FAILED: frozenset(),
+    RunStatus.CANCELLED: frozenset(),
+}
+
+
+class EventKind(StrEnum):
+    """The kinds of a run's events (the SSE `event:` field)."""
+
+    QUEUED = "run.queued"
+    STARTED = "run.started"
+    # A run re-executed after its worker was lost: what earlier attempts streamed is superseded.
+    RESTARTED = "run.restarted"
+    STEP = "run.step"
+    MESSAGE_DELTA = "message.delta"
+    ARTIFACT_CREATED = "artifact.created"
+    TOOL_CALLED = "tool.called"
+    TOOL_RETURNED = "tool.returned"
+    REQUIRES_ACTION = "run.requires_action"
+    COMPLETED = "run.completed"
+    FAILED = "run.failed"
+    CANCELLED = "run.cancelled"
+
+
+# The event that ends a run in each terminal status (also the webhook event it delivers).
+TERMINAL_EVENT: Final[dict[RunStatus, EventKind]] = {
+    RunStatus.COMPLETED: EventKind.COMPLETED,
+    RunStatus.FAILED: EventKind.FAILED,
+    RunStatus.CANCELLED: EventKind.CANCELLED,
+}
+TERMINAL_KINDS: Final = frozenset(TERMINAL_EVENT.values())
 
 
 class Thread(TimestampMixin, Base):
@@ -73,11 +135,20 @@ class Run(Base):
     cancel_requested: Mapped[bool] = mapped_column(default=False)
     last_event_seq: Mapped[int] = mapped_column(Integer, default=0)
 
+    # Waiting for the caller (`requires_action`, DESIGN §8): what it waits for as the API shows
+    # it, until when, and how many times the run has waited (the current wait's number).
+    required_action: Mapped[dict[str, Any] | None] = mapped_column(JSON, default=None)
+    action_expires_at: Mapped[datetime | None] = mapped_column(default=None, index=True)
+    waits: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
+
     # Outcome.
     result: Mapped[str | None] = mapped_column(Text, default=None)
+    # The result of a run with an output schema: a JSON object (`result` is then null).
+    result_json: Mapped[dict[str, Any] | None] = mapped_column(JSON, default=None)
     error_code: Mapped[str | None] = mapped_column(String(64), default=None)
     error_message: Mapped[str | None] = mapped_column(Text, default=None)
-    # The messages this run added to its thread (pydantic-ai's JSON form), for later runs.
+    # The messages this run added to its thread (pydantic-ai's JSON form), for later runs; while
+    # the run waits for the caller, its messages so far (later runs read completed runs only).
     messages: Mapped[list[Any] | None] = mapped_column(JSON, default=None)
     input_tokens: Mapped[int] = mapped_column(BigInteger, default=0)
     output_tokens: Mapped[int] = mapped_column(BigInteger, default=0)
@@ -123,4 +194,27 @@ class Artifact(Base):
     size_bytes: Mapped[int] = mapped_column(Integer)
     sha256: Mapped[str] = mapped_column(String(64))
     content: Mapped[bytes] = mapped_column(LargeBinary)
+    created_at: Mapped[datetime] = mapped_column(default=utcnow)
+
+
+class RunAction(Base):
+    """The caller's answer to one wait of a run: the calls it answered and the answers.
+
+    One row per (run, wait): two answers to the same wait cannot both commit. The worker that
+    resumes the run reads the answers of its latest wait from here.
+    """
+
+    __tablename__ = "run_actions"
+    __table_args__ = (
+        UniqueConstraint("run_id", "wait", name="uq_run_actions_run_id_wait"),
+        UniqueConstraint("run_id", "idempotency_key", name="uq_run_actions_run_id_key"),
+    )
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    run_id: Mapped[str] = mapped_column(ForeignKey("runs.id", ondelete="CASCADE"))
+    wait: Mapped[int] = mapped_column(Integer)
+    tool_calls: Mapped[list[Any]] = mapped_column(JSON)
+    answers: Mapped[dict[str, Any]] = mapped_column(JSON)
+    idempotency_key: Mapped[str | None] = mapped_column(String(200), default=None)
+    request_hash: Mapped[str] = mapped_column(String(64))
     created_at: Mapped[datetime] = mapped_column(default=utcnow)

@@ -39,3 +39,5 @@ class AgentUsageDaily(Base):
     # Integer micro-credits keep sums exact; the API shows credits = micro / 1e6.
     credits_micro: Mapped[int] = mapped_column(BigInteger, default=0)
     requests: Mapped[int] = mapped_column(BigInteger, default=0)
+    # How many times the runs waited for their caller (`requires_action`), counted at the finish.
+    requires_action: Mapped[int] = mapped_column(BigInteger, default=0, server_default="0")

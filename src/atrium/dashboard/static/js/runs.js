@@ -5,11 +5,12 @@ import {
   errorBox, field, formError, formErrorBox, formatBytes, formatCredits, formatInt, h, pageHeader,
   replace, sleep, statusBadge, timeEl, toast,
 } from "./dom.js";
+import { actionPanel } from "./actions.js";
 import { followEvents } from "./sse.js";
 
 const RUNS = "/api/v1/public/agent/runs";
-const ACTIVE = new Set(["queued", "running"]);
-const STATUSES = ["queued", "running", "completed", "failed", "cancelled"];
+const ACTIVE = new Set(["queued", "running", "requires_action"]);
+const STATUSES = ["queued", "running", "requires_action", "completed", "failed", "cancelled"];
 // Polling budget: the runs group allows 1000 requests an hour per standard key.
 const POLL_ACTIVE_MS = 2000;
 const POLL_IDLE_MS = 15000;
@@ -157,6 +158,8 @@ function describe(event) {
       return data.reason ? `queued (${data.reason})` : "queued";
     case "run.started":
       return `started, attempt ${data.attempt ?? 1}`;
+    case "run.restarted":
+      return `restarted, attempt ${data.attempt ?? ""}: the text so far is superseded`;
     case "run.step":
       if (data.step === "model_request") return `model request ${data.index ?? ""}`.trim();
       if (data.step === "tool_call") return `tool call: ${data.tool}`;
@@ -166,6 +169,14 @@ function describe(event) {
       return `“${data.text ?? ""}”`;
     case "artifact.created":
       return `${data.name} (${formatBytes(data.size_bytes ?? 0)})`;
+    case "tool.called":
+      return `${data.server_label ? `${data.server_label}_` : ""}${data.name}`;
+    case "tool.returned":
+      return `${data.name}${data.is_error ? " failed" : ""}: ${data.output ?? ""}`;
+    case "run.requires_action": {
+      const calls = data.required_action?.tool_calls?.length ?? 0;
+      return `waiting for you: ${calls} call${calls === 1 ? "" : "s"}`;
+    }
     case "run.completed":
       return `completed · ${formatCredits(data.billing?.credits)} credits`;
     case "run.failed":
@@ -180,6 +191,7 @@ function describe(event) {
 const STATUS_OF_EVENT = {
   "run.queued": "queued",
   "run.started": "running",
+  "run.requires_action": "requires_action",
   "run.completed": "completed",
   "run.failed": "failed",
   "run.cancelled": "cancelled",
@@ -200,6 +212,7 @@ export async function runView({ main, params: [runId], signal }) {
   const artifactsBox = h("div");
   const billingBox = h("div");
   const errorArea = h("div");
+  const actionArea = h("div");
   let streamed = "";
   let events = 0;
 
@@ -232,7 +245,8 @@ export async function runView({ main, params: [runId], signal }) {
       resultNote.textContent = "The run was cancelled.";
     } else {
       output.textContent = streamed;
-      resultNote.textContent = streamed ? "Streaming…" : "Waiting for the model…";
+      resultNote.textContent = run.status === "requires_action" ? "Waiting for your answer."
+        : streamed ? "Streaming…" : "Waiting for the model…";
     }
   }
 
@@ -284,6 +298,18 @@ export async function runView({ main, params: [runId], signal }) {
     ].map(([term, value]) => h("div", { class: "stat" }, h("dt", {}, term), h("dd", {}, value)))));
   }
 
+  function drawActions() {
+    if (run.status === "requires_action" && run.required_action) {
+      replace(actionArea, actionPanel(run, (queued) => {
+        run = queued;
+        drawStatus();
+        drawActions();
+      }));
+    } else {
+      replace(actionArea);
+    }
+  }
+
   async function reloadArtifacts() {
     const { data } = await api(`${RUNS}/${run.run_id}/artifacts`, { signal });
     drawArtifacts(data);
@@ -303,6 +329,7 @@ export async function runView({ main, params: [runId], signal }) {
   });
 
   drawStatus();
+  drawActions();
   drawResult();
   drawArtifacts(run.artifacts);
   drawBilling();
@@ -310,6 +337,7 @@ export async function runView({ main, params: [runId], signal }) {
     pageHeader("Run", h("code", { class: "run-id" }, run.run_id)),
     h("div", { class: "toolbar status-row" }, statusBox, cancel),
     errorArea,
+    actionArea,
     meta,
     h("div", { class: "run-grid" }, [
       h("section", { class: "card", "aria-labelledby": "result-title" }, [
@@ -348,6 +376,8 @@ export async function runView({ main, params: [runId], signal }) {
       eventList.scrollTop = eventList.scrollHeight;
       if (event.event === "message.delta") {
         streamed += event.data.text || "";
+      } else if (event.event === "run.restarted") {
+        streamed = ""; // the run is executed again (worker lost): its answer starts over
       }
       const status = STATUS_OF_EVENT[event.event];
       if (status && !(ACTIVE.has(status) && !ACTIVE.has(run.status))) {
@@ -355,9 +385,16 @@ export async function runView({ main, params: [runId], signal }) {
         drawStatus();
       }
       if (event.event === "artifact.created") await reloadArtifacts();
+      if (event.event === "run.requires_action" || event.event === "run.queued") {
+        // The stream replays earlier waits too: only the run as it is now decides.
+        run = await api(`${RUNS}/${run.run_id}`, { signal });
+        drawStatus();
+        drawActions();
+      }
       if (["run.completed", "run.failed", "run.cancelled"].includes(event.event)) {
         run = await api(`${RUNS}/${run.run_id}`, { signal });
         drawStatus();
+        drawActions();
         drawArtifacts(run.artifacts);
         drawBilling();
       }

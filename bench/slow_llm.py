@@ -1,7 +1,9 @@
 """A slow OpenAI-compatible chat server: streams its answer word by word with a pause between
 words, so a run lasts long enough to watch it live, cancel it, or drop its event stream.
 
-Run as `python slow_llm.py PORT SECONDS_PER_WORD WORDS`. Never calls tools.
+Run as `python slow_llm.py PORT SECONDS_PER_WORD WORDS`. Never calls tools. The tests use it
+for live runs (tests/processes.py) and `streaming_bench.py` for a thousand at once, so each
+model's chunks are encoded once: this server's CPU stays small beside the one measured.
 """
 
 from __future__ import annotations
@@ -11,6 +13,7 @@ import json
 import sys
 import time
 from collections.abc import AsyncIterator
+from functools import lru_cache
 from typing import Any
 
 import uvicorn
@@ -38,12 +41,26 @@ def chunk(model: str, delta: dict[str, Any], finish: str | None = None) -> bytes
     return f"data: {json.dumps(payload)}\n\n".encode()
 
 
+@lru_cache(maxsize=64)
+def encoded(model: str) -> tuple[bytes, list[bytes], bytes]:
+    """The first chunk, one chunk per word, and the end (stop, usage, [DONE]) of an answer."""
+    words = [
+        chunk(model, {"content": word if index == 0 else " " + word})
+        for index, word in enumerate(answer())
+    ]
+    return chunk(model, {"role": "assistant", "content": ""}), words, _end(model)
+
+
 async def stream(model: str) -> AsyncIterator[bytes]:
-    yield chunk(model, {"role": "assistant", "content": ""})
-    for index, word in enumerate(answer()):
+    first, words, end = encoded(model)
+    yield first
+    for word in words:
         await asyncio.sleep(PAUSE)
-        yield chunk(model, {"content": word if index == 0 else " " + word})
-    yield chunk(model, {}, "stop")
+        yield word
+    yield end
+
+
+def _end(model: str) -> bytes:
     usage = {"prompt_tokens": 50, "completion_tokens": WORDS, "total_tokens": 50 + WORDS}
     final = {
         "id": "chatcmpl-slow",
@@ -53,7 +70,7 @@ async def stream(model: str) -> AsyncIterator[bytes]:
         "choices": [],
         "usage": usage,
     }
-    yield f"data: {json.dumps(final)}\n\ndata: [DONE]\n\n".encode()
+    return chunk(model, {}, "stop") + f"data: {json.dumps(final)}\n\ndata: [DONE]\n\n".encode()
 
 
 async def chat(request: Request) -> Response:

@@ -25,7 +25,7 @@ from sqlalchemy.orm import Session
 
 from atrium.db.engine import Database
 
-log = logging.getLogger("atrium.worker")
+log = logging.getLogger("atrium.db")
 T = TypeVar("T")
 WriteOperation = Callable[[AsyncSession], Awaitable[Any]]
 SyncWriteOperation = Callable[[Session], Any]

@@ -1,0 +1,226 @@
+"""Many runs waiting on a streaming model, each followed live: `atrium serve` on its defaults.
+
+Starts the OpenAI-compatible server of `slow_llm.py` on loopback (each answer streams
+`--chunks` pieces over `--latency` seconds; its own process, so its CPU is not counted), then
+`atrium serve` with default settings but for a fresh SQLite file in a temp dir and
+`ATRIUM_LLM_BASE_URL` pointing at that model server, and an agent whose model is
+`openai-compatible:bench`. It submits `--runs` runs at once through the API, one SSE follower
+per run (a follower refused a stream polls the run every 0.5 s instead, as a client would),
+and prints:
+
+- wall time from the first create to the last terminal event seen, create→done p50/p95;
+- the server's CPU per run, in ms and in calibrations (`sum(range(10**6))` CPU time, taken in
+  the same minute), from the process tree's own counters (psutil), and its peak RSS;
+- events per run, 429s (refused creates or streams), runs not completed, followers that did
+  not see their terminal event.
+
+`--offline` submits the burst with the built-in `atrium:offline` model instead (no model
+server). `--profile FILE` samples the server with py-spy during the burst and prints the shares.
+`--set NAME=VALUE` changes a setting (for comparisons; the targets are on the defaults).
+
+    .venv/bin/python bench/streaming_bench.py                      # 1,000 runs, 2 s, 20 chunks
+    .venv/bin/python bench/streaming_bench.py --runs 500 --offline
+    .venv/bin/python bench/streaming_bench.py --profile /tmp/streaming.txt
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import os
+import statistics
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import httpx
+from harness import (
+    RUNS,
+    TERMINAL,
+    Meter,
+    atrium_serve,
+    calibration_ms,
+    new_idempotency_key,
+    percentile,
+    profile_summary,
+    py_spy,
+    slow_llm,
+    sse_frames,
+)
+
+_POLL_SECONDS = 0.5
+
+
+@dataclass
+class Tally:
+    latencies: list[float] = field(default_factory=list)  # create → terminal seen, seconds
+    events: list[int] = field(default_factory=list)  # frames each follower saw
+    refused: int = 0  # 429s: creates or streams
+    polled: int = 0  # followers that fell back to polling
+    reconnects: int = 0  # streams resumed after a dropped connection
+    # 408s: on a starved machine this client's loop can take longer than the server's head
+    # timeout between opening a connection and sending its request; retried.
+    timeouts: int = 0
+    unfinished: int = 0  # followers that never saw their run end
+    statuses: dict[str, int] = field(default_factory=dict)
+    last_done: float = 0.0
+
+
+async def _create(http: httpx.AsyncClient, agent_id: str, index: int, tally: Tally) -> str:
+    headers = new_idempotency_key()  # a retried create (dropped connection) is the same run
+    for attempt in range(20):
+        try:
+            response = await http.post(
+                RUNS, json={"prompt": f"burst {index}", "agent_id": agent_id}, headers=headers
+            )
+        except httpx.TransportError:
+            if attempt == 19:
+                raise
+            continue
+        if response.status_code == 429:
+            tally.refused += 1
+            await asyncio.sleep(float(response.headers.get("Retry-After", "1")))
+            continue
+        if response.status_code == 408:  # this client's own loop lagged between connect and send
+            tally.timeouts += 1
+            continue
+        response.raise_for_status()
+        run_id: str = response.json()["run_id"]
+        return run_id
+    raise RuntimeError("create refused 20 times")
+
+
+async def _follow(http: httpx.AsyncClient, run_id: str, tally: Tally) -> str | None:
+    """The run's terminal event kind, seen on its SSE stream (None: refused a stream). A
+    dropped connection is resumed after the last event seen, as an EventSource would."""
+    seen, last_id = 0, None
+    for _attempt in range(10):
+        headers = {"Last-Event-ID": last_id} if last_id else {}
+        try:
+            async with http.stream("GET", f"{RUNS}/{run_id}/events", headers=headers) as response:
+                if response.status_code == 429:
+                    tally.refused += 1
+                    return None
+                if response.status_code == 408:  # see `_create`
+                    tally.timeouts += 1
+                    continue
+                response.raise_for_status()
+                async for _arrived, frame in sse_frames(response):
+                    seen += 1
+                    last_id = frame.get("id", last_id)
+                    if frame.get("event") in TERMINAL:
+                        tally.events.append(seen)
+                        return str(frame["event"])
+        except httpx.TransportError:
+            tally.reconnects += 1
+    tally.events.append(seen)
+    return "ended without a terminal event"
+
+
+async def _poll(http: httpx.AsyncClient, run_id: str) -> str:
+    while True:
+        run = (await http.get(f"{RUNS}/{run_id}")).json()
+        if run.get("status") in {"completed", "failed", "cancelled"}:
+            return f"run.{run['status']}"
+        await asyncio.sleep(_POLL_SECONDS)
+
+
+async def _one(http: httpx.AsyncClient, agent_id: str, index: int, tally: Tally) -> None:
+    started = time.perf_counter()
+    run_id = await _create(http, agent_id, index, tally)
+    outcome = await _follow(http, run_id, tally)
+    if outcome is None:
+        tally.polled += 1
+        outcome = await _poll(http, run_id)
+    done = time.perf_counter()
+    tally.latencies.append(done - started)
+    tally.last_done = max(tally.last_done, done)
+    tally.statuses[outcome] = tally.statuses.get(outcome, 0) + 1
+    if outcome not in TERMINAL:
+        tally.unfinished += 1
+
+
+async def _agent(http: httpx.AsyncClient, model: str) -> str:
+    response = await http.post("/v1/agents", json={"name": "bench", "config": {"model": model}})
+    response.raise_for_status()
+    agent_id: str = response.json()["agent_id"]
+    return agent_id
+
+
+async def burst(url: str, key: str, pid: int, args: argparse.Namespace) -> None:
+    meter = Meter(pid)
+    limits = httpx.Limits(max_connections=args.runs * 2 + 10, max_keepalive_connections=None)
+    async with httpx.AsyncClient(
+        base_url=url, headers={"Authorization": f"Bearer {key}"}, timeout=300, limits=limits
+    ) as http:
+        model = "atrium:offline" if args.offline else "openai-compatible:bench"
+        agent_id = await _agent(http, model)
+        warm = Tally()  # imports, caches, the model client's first connections
+        await asyncio.gather(*(_one(http, agent_id, i, warm) for i in range(args.warmup)))
+        await asyncio.sleep(1)
+        calibration = calibration_ms()
+        tally = Tally()
+        cpu_before = meter.cpu_seconds()
+        with py_spy(pid, args.profile):
+            started = time.perf_counter()
+            await asyncio.gather(*(_one(http, agent_id, i, tally) for i in range(args.runs)))
+            wall = tally.last_done - started
+            cpu = meter.cpu_seconds() - cpu_before
+        calibration = min(calibration, calibration_ms())
+    per_run_ms = cpu / args.runs * 1000
+    model = "atrium:offline" if args.offline else f"{args.latency:g} s model, {args.chunks} chunks"
+    print(f"== {args.runs} runs at once ({model}), one SSE follower each, defaults ==")
+    print(f"calibration: sum(range(10**6)) = {calibration:.1f} ms of CPU (same minute)")
+    print(f"wall, first create to last terminal event: {wall:.2f} s (under shared-machine load)")
+    print(
+        f"create->done: p50 {percentile(tally.latencies, 0.5):.2f} s, "
+        f"p95 {percentile(tally.latencies, 0.95):.2f} s, max {max(tally.latencies):.2f} s"
+    )
+    print(
+        f"server CPU: {cpu:.2f} s = {per_run_ms:.1f} ms per run = "
+        f"{per_run_ms / calibration:.2f} calibrations per run"
+    )
+    print(f"server peak RSS: {meter.peak_rss_mb():.0f} MB")
+    events = statistics.fmean(tally.events) if tally.events else 0.0
+    print(f"events per run (SSE frames seen): {events:.1f}")
+    print(
+        f"429 refusals: {tally.refused}; followers that polled: {tally.polled}; "
+        f"stream reconnects: {tally.reconnects}; 408s retried: {tally.timeouts}; "
+        f"without a terminal event: {tally.unfinished}; outcomes: {tally.statuses}"
+    )
+    if args.profile:
+        print(profile_summary(args.profile))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--runs", type=int, default=1000, help="runs submitted at once (1000)")
+    parser.add_argument("--latency", type=float, default=2.0, help="seconds per answer (2)")
+    parser.add_argument("--chunks", type=int, default=20, help="text chunks per answer (20)")
+    parser.add_argument("--offline", action="store_true", help="the atrium:offline model")
+    parser.add_argument("--warmup", type=int, default=20, help="runs before measuring (20)")
+    parser.add_argument("--profile", type=Path, help="py-spy the server into this file")
+    parser.add_argument(
+        "--set",
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        help="a setting other than its default (name without ATRIUM_)",
+    )
+    args = parser.parse_args()
+    settings = dict(item.split("=", 1) for item in args.set)
+    print(f"load average before: {os.getloadavg()}  cores: {os.cpu_count()}")
+    with contextlib.ExitStack() as stack:
+        if not args.offline:
+            base_url = stack.enter_context(slow_llm(latency=args.latency, chunks=args.chunks))
+            settings.setdefault("llm_base_url", base_url)
+        server = stack.enter_context(atrium_serve(settings=settings))
+        asyncio.run(burst(server.url, server.key, server.pid, args))
+    print(f"load average after: {os.getloadavg()}")
+
+
+if __name__ == "__main__":
+    main()

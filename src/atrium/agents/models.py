@@ -1,0 +1,79 @@
+"""Is a `config.model` usable on this deployment? Asked when an agent is created or its model
+changed, and for a run's own `config.model`, so that a typo or a missing key is a 400 naming
+what is missing, not a run that fails later with the provider library's advice (issue 19).
+
+The runtime (`runtime/models.py`) builds the models this module accepts, and gives the same
+sentences for a stored model that has become unusable (a key removed since).
+"""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Annotated, Final
+
+from fastapi import Depends, Request
+
+from atrium.agents.config import OFFLINE_MODEL
+from atrium.errors import InvalidParameter
+from atrium.settings import Settings
+
+OPENAI_COMPATIBLE: Final = "openai-compatible"
+PROVIDERS: Final = ("openai", "anthropic", OPENAI_COMPATIBLE, "atrium")
+KNOWN: Final = "openai, anthropic, openai-compatible:<name>, atrium:offline"
+
+
+def model_problem(name: str, settings: Settings) -> str | None:
+    """What keeps model `name` from being used with these settings, in atrium's words; None
+    when nothing does. Only the provider and its settings are checked: whether the provider
+    serves a model of that name only the provider knows."""
+    provider, _, model = name.partition(":")
+    if provider == "atrium":
+        if name == OFFLINE_MODEL:
+            return None
+        return f"unknown model {name!r}: atrium's built-in model is {OFFLINE_MODEL}"
+    if not model:
+        return f"{name!r} names no model: write provider:model, e.g. openai:gpt-4o-mini"
+    if provider == "openai":
+        return None if settings.openai_api_key else "openai models need ATRIUM_OPENAI_API_KEY"
+    if provider == "anthropic":
+        if settings.anthropic_api_key:
+            return None
+        return "anthropic models need ATRIUM_ANTHROPIC_API_KEY"
+    if provider == OPENAI_COMPATIBLE:
+        if settings.llm_base_url:
+            return None
+        return (
+            "openai-compatible models need ATRIUM_LLM_BASE_URL, the address of the server "
+            "(e.g. http://127.0.0.1:11434/v1 for Ollama)"
+        )
+    close = difflib.get_close_matches(provider, PROVIDERS, n=1)
+    hint = f"did you mean {close[0]}? " if close else ""
+    return f"unknown provider {provider!r} ({hint}known: {KNOWN})"
+
+
+@dataclass(frozen=True, slots=True)
+class ModelCheck:
+    """`model_problem` for one app, where names registered on its model registry (a test
+    model, an embedding application's own) are usable too."""
+
+    settings: Settings
+    registered: Callable[[str], bool] = field(default=lambda _name: False)
+
+    def problem(self, name: str) -> str | None:
+        return None if self.registered(name) else model_problem(name, self.settings)
+
+    def require(self, name: str, *, parameter: str = "config.model") -> None:
+        """Raise the 400 on `parameter` when `name` is not usable here."""
+        problem = self.problem(name)
+        if problem is not None:
+            raise InvalidParameter(parameter, f"{parameter}: {problem}")
+
+
+async def _model_check(request: Request) -> ModelCheck:
+    check: ModelCheck = request.app.state.model_check
+    return check
+
+
+ModelCheckDep = Annotated[ModelCheck, Depends(_model_check)]

@@ -1,0 +1,65 @@
+"""`config.tools` as it is stored: MCP server URLs checked against the outbound rule, header
+values encrypted (`"***"` sent back keeps a stored value). Every refusal is a 400 on
+`config.tools`."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from atrium.agents.outbound import TargetRefused, check_server_url
+from atrium.agents.tools import MASK, McpServerTool, Tool, parse_tools, stored_tools
+from atrium.errors import InvalidParameter
+from atrium.kit.secrets import SecretBox, SecretsUnavailable
+from atrium.settings import Settings
+
+
+def _tools_error(message: str) -> InvalidParameter:
+    return InvalidParameter("config.tools", f"config.tools: {message}")
+
+
+def _sealed_headers(
+    index: int, tool: McpServerTool, before: McpServerTool | None, box: SecretBox
+) -> dict[str, str]:
+    """The headers as stored: each value encrypted, or the stored one kept where `"***"` was
+    sent back. Only for the same server URL: otherwise a caller who may not read a secret
+    could send it to a server of their choosing."""
+    kept = {} if before is None else {name.lower(): token for name, token in before.headers.items()}
+    sealed: dict[str, str] = {}
+    for name, value in tool.headers.items():
+        if value != MASK:
+            try:
+                sealed[name] = box.encrypt(value)
+            except SecretsUnavailable as exc:
+                raise _tools_error(f"tools[{index}].headers cannot be stored: {exc}") from None
+        elif before is None or name.lower() not in kept:
+            raise _tools_error(f'tools[{index}].headers.{name} is "***" but no value is stored')
+        elif before.server_url != tool.server_url:
+            raise _tools_error(
+                f"tools[{index}].headers.{name}: send the value again when server_url changes"
+            )
+        else:
+            sealed[name] = kept[name.lower()]
+    return sealed
+
+
+async def tools_to_store(
+    given: list[Any], *, before: dict[str, Any] | None, settings: Settings
+) -> list[Any]:
+    """`config.tools` as stored: MCP server URLs checked, header values encrypted."""
+    previous = {
+        tool.server_label: tool
+        for tool in (stored_tools(before) if before is not None else [])
+        if isinstance(tool, McpServerTool)
+    }
+    box = SecretBox.of(settings)
+    stored: list[Tool] = []
+    for index, tool in enumerate(parse_tools(given)):
+        if isinstance(tool, McpServerTool):
+            try:
+                check_server_url(tool.server_url, settings)
+            except TargetRefused as exc:
+                raise _tools_error(f"tools[{index}].server_url {exc}") from None
+            headers = _sealed_headers(index, tool, previous.get(tool.server_label), box)
+            tool = tool.model_copy(update={"headers": headers})
+        stored.append(tool)
+    return [tool if isinstance(tool, str) else tool.model_dump(mode="json") for tool in stored]

@@ -1,0 +1,219 @@
+"""`config.tools` (DESIGN §8): built-in tools by name, remote MCP servers, caller-run functions.
+
+Every problem with the list is a 400 on `config.tools` whose message names the entry
+(`tools[1].server_label …`), so a client sees which of its tools is wrong. Header values are
+write-only: they are stored encrypted (`atrium.kit.secrets`) and every response shows `"***"`.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Annotated, Any, Final, Literal
+
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    PlainSerializer,
+    PlainValidator,
+    StringConstraints,
+    ValidationError,
+)
+
+from atrium.agents.config import TOOLS as BUILTIN_TOOLS
+from atrium.agents.json_schemas import NO_ARGUMENTS, check_object_schema
+
+MASK: Final = "***"
+MAX_TOOLS: Final = 64
+MAX_HEADERS: Final = 32
+MAX_HEADER_VALUE: Final = 8_192
+MAX_URL_LENGTH: Final = 2_048
+MAX_TOOL_NAMES: Final = 256
+MAX_DESCRIPTION: Final = 1_024
+SERVER_LABEL: Final = r"^[a-zA-Z][a-zA-Z0-9_]{0,31}$"
+# The names model providers accept for a tool (OpenAI's rule, the strictest of them).
+FUNCTION_NAME: Final = r"^[a-zA-Z0-9_-]{1,64}$"
+# MCP's recommended tool names (its spec, "Tool names").
+MCP_TOOL_NAME: Final = r"^[A-Za-z0-9_.-]{1,128}$"
+# RFC 9110 `token`.
+HEADER_NAME: Final = re.compile(r"^[!#$%&'*+.^_`|~0-9A-Za-z-]{1,256}$")
+# Headers the MCP transport itself sets, or that would change how the request travels.
+RESERVED_HEADERS: Final = frozenset(
+    {
+        "accept",
+        "connection",
+        "content-length",
+        "content-type",
+        "host",
+        "keep-alive",
+        "mcp-protocol-version",
+        "mcp-session-id",
+        "te",
+        "trailer",
+        "transfer-encoding",
+        "upgrade",
+    }
+)
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+
+McpToolName = Annotated[str, StringConstraints(pattern=MCP_TOOL_NAME)]
+
+
+class ApprovalList(_Strict):
+    """`{"always": ["tool", …]}`: these tools of the server wait for approval, the others not."""
+
+    always: list[McpToolName] = Field(max_length=MAX_TOOL_NAMES)
+
+
+class McpServerTool(_Strict):
+    """A remote MCP server (streamable HTTP) whose tools the model sees as `<label>_<tool>`."""
+
+    type: Literal["mcp"]
+    server_label: Annotated[str, StringConstraints(pattern=SERVER_LABEL)]
+    server_url: Annotated[str, StringConstraints(min_length=1, max_length=MAX_URL_LENGTH)]
+    headers: dict[str, str] = Field(
+        default_factory=dict, description='Sent on every request; responses show "***".'
+    )
+    allowed_tools: list[McpToolName] | None = Field(
+        None, max_length=MAX_TOOL_NAMES, description="Only these tools of the server (null: all)."
+    )
+    require_approval: Literal["never", "always"] | ApprovalList = "never"
+
+
+class FunctionTool(_Strict):
+    """A tool the caller executes: the run waits for its output (not executable yet)."""
+
+    type: Literal["function"]
+    name: Annotated[str, StringConstraints(pattern=FUNCTION_NAME)]
+    description: Annotated[str, StringConstraints(max_length=MAX_DESCRIPTION)] = ""
+    parameters: dict[str, Any] = Field(default_factory=lambda: dict(NO_ARGUMENTS))
+
+
+Tool = str | McpServerTool | FunctionTool
+
+
+def _entry_error(index: int, exc: ValidationError) -> ValueError:
+    error = exc.errors()[0]
+    where = "".join(f"[{part}]" if isinstance(part, int) else f".{part}" for part in error["loc"])
+    message = "is required" if error["type"] == "missing" else error["msg"]
+    return ValueError(f"tools[{index}]{where} {message}")
+
+
+def _parse_entry(index: int, item: object) -> Tool:
+    if isinstance(item, str):
+        if item not in BUILTIN_TOOLS:
+            raise ValueError(
+                f"tools[{index}]: unknown tool {item[:100]!r}; built-in tools are "
+                f"{', '.join(BUILTIN_TOOLS)}, other tools are objects with a type"
+            )
+        return item
+    if not isinstance(item, dict):
+        raise ValueError(f"tools[{index}] must be a built-in tool's name or an object")
+    kinds: dict[str, type[McpServerTool | FunctionTool]] = {
+        "mcp": McpServerTool,
+        "function": FunctionTool,
+    }
+    kind_name = item.get("type")
+    kind = kinds.get(kind_name) if isinstance(kind_name, str) else None
+    if kind is None:
+        raise ValueError(f'tools[{index}].type must be "mcp" or "function"')
+    try:
+        tool = kind.model_validate(item)
+    except ValidationError as exc:
+        raise _entry_error(index, exc) from None
+    if isinstance(tool, McpServerTool):
+        _check_mcp(index, tool)
+    else:
+        try:
+            check_object_schema(tool.parameters)
+        except ValueError as exc:
+            raise ValueError(f"tools[{index}].parameters {exc}") from None
+    return tool
+
+
+def _check_mcp(index: int, tool: McpServerTool) -> None:
+    if len(tool.headers) > MAX_HEADERS:
+        raise ValueError(f"tools[{index}].headers may hold at most {MAX_HEADERS} headers")
+    seen: set[str] = set()
+    for name, value in tool.headers.items():
+        lowered = name.lower()
+        if not HEADER_NAME.match(name):
+            raise ValueError(f"tools[{index}].headers: {name[:100]!r} is not a header name")
+        if lowered in RESERVED_HEADERS:
+            raise ValueError(f"tools[{index}].headers: {name} is set by atrium itself")
+        if lowered in seen:
+            raise ValueError(f"tools[{index}].headers: {name} appears twice")
+        seen.add(lowered)
+        if not value or len(value) > MAX_HEADER_VALUE or not value.isascii():
+            raise ValueError(
+                f"tools[{index}].headers.{name} must be 1-{MAX_HEADER_VALUE} ASCII characters"
+            )
+        if not value.isprintable():
+            raise ValueError(f"tools[{index}].headers.{name} must not contain control characters")
+    allowed = tool.allowed_tools
+    if allowed is not None and len(set(allowed)) != len(allowed):
+        raise ValueError(f"tools[{index}].allowed_tools must not repeat")
+    if isinstance(tool.require_approval, ApprovalList):
+        always = tool.require_approval.always
+        if len(set(always)) != len(always):
+            raise ValueError(f"tools[{index}].require_approval.always must not repeat")
+        outside = [name for name in always if allowed is not None and name not in allowed]
+        if outside:
+            raise ValueError(
+                f"tools[{index}].require_approval.always names {outside[0]!r}, "
+                "which allowed_tools leaves out"
+            )
+
+
+def tool_name(tool: Tool) -> str:
+    """The name an entry is known by: a built-in's or function's name, a server's label."""
+    if isinstance(tool, str):
+        return tool
+    return tool.server_label if isinstance(tool, McpServerTool) else tool.name
+
+
+def parse_tools(value: object) -> list[Tool]:
+    """`config.tools` as given by a client; ValueError naming the entry that is wrong."""
+    if not isinstance(value, list):
+        raise ValueError("tools must be a list")
+    if len(value) > MAX_TOOLS:
+        raise ValueError(f"tools may list at most {MAX_TOOLS} tools")
+    tools = [_parse_entry(index, item) for index, item in enumerate(value)]
+    seen: set[str] = set()
+    for tool in tools:
+        name = tool_name(tool)
+        if name in seen:
+            raise ValueError(f"tools must not repeat a name: {name!r} is used twice")
+        seen.add(name)
+    return tools
+
+
+def _dump(tools: list[Tool]) -> list[Any]:
+    return [tool if isinstance(tool, str) else tool.model_dump(mode="json") for tool in tools]
+
+
+ToolList = Annotated[
+    list[Tool],
+    PlainValidator(parse_tools, json_schema_input_type=list[Tool]),
+    PlainSerializer(_dump, return_type=list[Any]),
+]
+"""`config.tools` in a request body."""
+
+
+def stored_tools(config: dict[str, Any]) -> list[Tool]:
+    """The tools of a stored config (validated when they were written)."""
+    return parse_tools(list(config.get("tools") or []))
+
+
+def masked(tools: list[Any]) -> list[Tool]:
+    """Stored tools as responses show them: every header value is `"***"`."""
+    shown: list[Tool] = []
+    for tool in parse_tools(tools):
+        if isinstance(tool, McpServerTool):
+            tool = tool.model_copy(update={"headers": dict.fromkeys(tool.headers, MASK)})
+        shown.append(tool)
+    return shown

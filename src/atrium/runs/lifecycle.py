@@ -1,0 +1,563 @@
+"""The run lifecycle: the one module that moves a run from one status to another.
+
+    create ─▶ queued ──claim──▶ running ──finish──▶ completed | failed | cancelled
+                │  ▲               │
+                │  └───requeue─────┘   (worker lost or stopping; the next claim emits
+                │                       run.restarted before run.started)
+                └────cancel────────▶ cancelled          running ──fail_lost──▶ failed
+
+    running ──wait──▶ requires_action ──answer──▶ queued   (the caller's tools or approvals)
+                            └──end_wait──▶ cancelled | failed (ACTION_EXPIRED)
+
+The allowed moves are `TRANSITIONS` (db/models/run.py). Every move is written here, inside the
+caller's transaction: the run's row (the repository's conditional updates arbitrate races),
+its event rows, and for a terminal state the usage rollup and the webhook outbox, so all of
+them exist exactly when the state committed. What others must hear of it (events to readers,
+a wake-up of workers or webhook senders) comes back as an `Announcement`, sent only once the
+transaction committed: nobody is told about a state that then rolled back.
+
+The functions are synchronous steps of a transaction: the write batcher's (the hot path),
+`Database.write_sync`'s (recovery) or the request's session through `run_sync` (a cancel);
+docs/architecture.md says which caller uses which.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from typing import Any, Protocol
+
+from sqlalchemy import event
+from sqlalchemy.ext.asyncio import AsyncSession
+from sqlalchemy.orm import Session
+
+from atrium.analytics.service import MICRO, record_run_usage
+from atrium.db.models import TERMINAL_EVENT, TRANSITIONS, EventKind, RunStatus
+from atrium.kit.time import utcnow
+from atrium.runs import events, repository, waiting
+from atrium.runs.broker import Broker
+from atrium.runs.repository import ExpiredRun
+from atrium.webhooks import outbox
+
+log = logging.getLogger("atrium.runs")
+_AFTER_COMMIT = "atrium_after_commit"
+Row = dict[str, Any]
+
+
+def _move(current: RunStatus, to: RunStatus) -> RunStatus:
+    """`to`, if `TRANSITIONS` allows it from `current` (a programming error otherwise)."""
+    if to not in TRANSITIONS[current]:
+        raise ValueError(f"a {current} run cannot become {to}")
+    return to
+
+
+@dataclass(frozen=True, slots=True)
+class Usage:
+    """What a run consumed; zero for a run that never ran or whose attempts were lost."""
+
+    input_tokens: int = 0
+    output_tokens: int = 0
+    requests: int = 0
+    tool_calls: int = 0
+    credits_micro: int = 0
+
+    def billing(self) -> dict[str, Any]:
+        """The `billing` of the terminal event (credits, never a currency)."""
+        return {
+            "credits": self.credits_micro / MICRO,
+            "input_tokens": self.input_tokens,
+            "output_tokens": self.output_tokens,
+            "requests": self.requests,
+            "tool_calls": self.tool_calls,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class Ending:
+    """How a run ends: its terminal status and what goes with it."""
+
+    status: RunStatus
+    usage: Usage = Usage()
+    # Text, or the JSON object of a run with an output schema (completed runs only).
+    result: str | dict[str, Any] | None = None
+    error_code: str | None = None
+    error_message: str | None = None
+    # The messages the run adds to its thread (completed runs only).
+    messages: list[Any] | None = None
+
+    def event(self) -> tuple[EventKind, dict[str, Any]]:
+        """The terminal event's kind and payload."""
+        payload: dict[str, Any] = {"status": self.status, "billing": self.usage.billing()}
+        if self.status == RunStatus.COMPLETED:
+            payload["result"] = self.result
+        elif self.status == RunStatus.FAILED:
+            payload["error"] = {"code": self.error_code, "message": self.error_message}
+        return TERMINAL_EVENT[self.status], payload
+
+    def columns(self, now: datetime) -> dict[str, Any]:
+        """The run row's values in this state."""
+        completed = self.status == RunStatus.COMPLETED
+        result = self.result if completed else None
+        return {
+            "status": self.status,
+            # `result` (text) or `result_json` (a run with an output schema).
+            "result": None if isinstance(result, dict) else result,
+            "result_json": result if isinstance(result, dict) else None,
+            "error_code": self.error_code,
+            "error_message": self.error_message,
+            "messages": self.messages if completed else None,
+            "input_tokens": self.usage.input_tokens,
+            "output_tokens": self.usage.output_tokens,
+            "requests": self.usage.requests,
+            "tool_calls": self.usage.tool_calls,
+            "credits_micro": self.usage.credits_micro,
+            "finished_at": now,
+        }
+
+
+@dataclass(slots=True)
+class Announcement:
+    """What to tell once a transition committed: its events, and whom to wake."""
+
+    run_id: str
+    rows: list[Row]
+    # The queue changed: a run to claim, or a thread whose next run may start now.
+    wake_workers: bool = False
+    # Webhook deliveries were recorded (this process's senders; others find them by polling).
+    deliveries: int = 0
+
+    def send(self, broker: Broker) -> None:
+        if self.rows:
+            broker.publish_events(self.run_id, [events.event_message(row) for row in self.rows])
+        if self.wake_workers:
+            broker.wake_workers()
+        if self.deliveries:
+            outbox.wake_senders()
+
+
+@dataclass(frozen=True, slots=True)
+class ClaimedRun:
+    """A run this worker now holds the lease of (plain values: no ORM object outlives a session)."""
+
+    run_id: str
+    account_id: int
+    thread_id: str
+    agent_id: str
+    model: str
+    prompt: str
+    config: dict[str, Any]
+    attempt: int
+    last_event_seq: int
+    created_at: datetime
+    cancel_requested: bool
+    # `run.started`, after `run.restarted` on a later attempt: published when execution starts.
+    started_events: list[Row]
+    # The messages of the thread's earlier completed runs (pydantic-ai JSON), oldest first.
+    history: list[list[Any]] = field(default_factory=list)
+    # The run's own webhook (its signing secret is read by the sender, not kept here).
+    webhook_url: str | None = None
+    # How many times the run has waited for its caller: > 0, it resumes from its last wait.
+    waits: int = 0
+
+
+# --- the transitions ----------------------------------------------------------------------------
+def create(session: Session, *, thread: Row | None, run: Row, now: datetime) -> Announcement:
+    """A new run (and its new thread), queued, with its `run.queued` event. Fills in `run`'s
+    `status` and `last_event_seq`."""
+    run["status"] = RunStatus.QUEUED
+    run["last_event_seq"] = 1
+    row = events.event_row(run["id"], 1, EventKind.QUEUED, {"status": RunStatus.QUEUED}, now)
+    repository.insert_run(session, thread=thread, run=run, event=row)
+    return Announcement(run["id"], [row], wake_workers=True)
+
+
+def claim(
+    session: Session, *, owner: str, limit: int, lease_seconds: float, lock_rows: bool
+) -> list[ClaimedRun]:
+    """queued -> running for up to `limit` runs: a lease, attempt + 1, `run.started` (after
+    `run.restarted` when an earlier attempt was lost: what it streamed is superseded)."""
+    status = _move(RunStatus.QUEUED, RunStatus.RUNNING)
+    candidates = repository.claimable(session, limit=limit, lock_rows=lock_rows)
+    # Read the clock after the queue: a run's start is never stamped before the end of the run
+    # it waited for.
+    now = utcnow()
+    lease_expires_at = now + timedelta(seconds=lease_seconds)
+    claimed: list[ClaimedRun] = []
+    for run_id, thread_id in candidates:
+        if not repository.take_thread(session, thread_id=thread_id, run_id=run_id):
+            continue
+        run = repository.start_run(
+            session, run_id=run_id, owner=owner, lease_expires_at=lease_expires_at, now=now
+        )
+        if run is None:
+            repository.release_thread(session, thread_id=thread_id, run_id=run_id)
+            continue
+        seq, attempt = run.last_event_seq, run.attempts
+        started = [
+            events.event_row(
+                run_id, seq, EventKind.STARTED, {"status": status, "attempt": attempt}, now
+            )
+        ]
+        if attempt > 1:
+            restarted = {"attempt": attempt}
+            started.insert(
+                0, events.event_row(run_id, seq - 1, EventKind.RESTARTED, restarted, now)
+            )
+        repository.insert_events(session, started)
+        claimed.append(
+            ClaimedRun(
+                run_id=run_id,
+                account_id=run.account_id,
+                thread_id=thread_id,
+                agent_id=run.agent_id,
+                model=run.model,
+                prompt=run.prompt,
+                config=dict(run.agent_config),
+                attempt=attempt,
+                last_event_seq=seq,
+                created_at=run.created_at,
+                cancel_requested=bool(run.cancel_requested),
+                started_events=started,
+                history=repository.thread_history(
+                    session, thread_id=thread_id, run_id=run_id, created_at=run.created_at
+                ),
+                webhook_url=run.webhook_url,
+                waits=run.waits,
+            )
+        )
+    return claimed
+
+
+def finish(
+    session: Session,
+    *,
+    run: ClaimedRun,
+    owner: str,
+    ending: Ending,
+    rows: list[Row],
+    now: datetime,
+) -> Announcement | None:
+    """running -> `ending.status`, with the run's last events `rows` (the terminal one last),
+    while `owner` holds the lease of this attempt; None (nothing written) otherwise."""
+    _move(RunStatus.RUNNING, ending.status)
+    values = {**ending.columns(now), "last_event_seq": rows[-1]["seq"]}
+    if not repository.finish(
+        session, run_id=run.run_id, owner=owner, attempt=run.attempt, values=values
+    ):
+        return None
+    repository.release_thread(session, thread_id=run.thread_id, run_id=run.run_id)
+    return _ended(session, run=run, ending=ending, rows=rows, now=now, waits=run.waits)
+
+
+def wait(
+    session: Session,
+    *,
+    run: ClaimedRun,
+    owner: str,
+    values: dict[str, Any],
+    rows: list[Row],
+    payload: Callable[[Session], str],
+    now: datetime,
+) -> Announcement | None:
+    """running -> requires_action while `owner` holds this attempt's lease: the run's state at
+    the wait (`values`: required_action, its expiry, messages, usage), its last events `rows`
+    (`run.requires_action` last) and the `run.requires_action` deliveries, whose body
+    `payload` renders now. The lease and the thread are given back: the thread's later runs
+    still wait (the claim skips a thread with a waiting run) and the answered run takes it
+    again. None (nothing written) when the lease was lost."""
+    _move(RunStatus.RUNNING, RunStatus.REQUIRES_ACTION)
+    values = {**values, "last_event_seq": rows[-1]["seq"]}
+    if (
+        waiting.park(session, run_id=run.run_id, owner=owner, attempt=run.attempt, values=values)
+        is None
+    ):
+        return None
+    repository.insert_events(session, rows)
+    repository.release_thread(session, thread_id=run.thread_id, run_id=run.run_id)
+    deliveries = outbox.record_run_event(
+        session,
+        account_id=run.account_id,
+        run_id=run.run_id,
+        event=EventKind.REQUIRES_ACTION,
+        run_webhook_url=run.webhook_url,
+        now=now,
+        payload=lambda: payload(session),
+    )
+    return Announcement(run.run_id, rows, deliveries=deliveries)
+
+
+def answer(
+    session: Session, *, run_id: str, wait: int, answer: Row, now: datetime
+) -> Announcement | None:
+    """requires_action -> queued with the caller's `answer` to wait number `wait` (stored for
+    the worker that resumes the run); None when the run no longer waits on it (answered
+    first by another request, cancelled, expired)."""
+    status = _move(RunStatus.REQUIRES_ACTION, RunStatus.QUEUED)
+    seq = waiting.requeue_answered(session, run_id=run_id, wait=wait, now=now)
+    if seq is None:
+        return None
+    waiting.add_answer(session, answer)
+    payload = {"status": status, "reason": "actions_submitted"}
+    row = events.event_row(run_id, seq, EventKind.QUEUED, payload, now)
+    repository.insert_events(session, [row])
+    return Announcement(run_id, [row], wake_workers=True)
+
+
+def end_wait(
+    session: Session,
+    *,
+    run_id: str,
+    account_id: int,
+    agent_id: str,
+    webhook_url: str | None,
+    ending: Ending,
+    waits: int,
+    now: datetime,
+) -> Announcement | None:
+    """requires_action -> cancelled (the caller cancelled) or failed (`ACTION_EXPIRED`),
+    counted with what the run used before its wait (`ending.usage`); None when the run
+    stopped waiting first."""
+    _move(RunStatus.REQUIRES_ACTION, ending.status)
+    values = {
+        **ending.columns(now),
+        "cancel_requested": ending.status == RunStatus.CANCELLED,
+    }
+    seq = waiting.finish_waiting(session, run_id=run_id, now=now, values=values)
+    if seq is None:
+        return None
+    run = _RunRef(run_id, account_id, agent_id, webhook_url)
+    return _ended_by_others(session, run=run, ending=ending, seq=seq, now=now, waits=waits)
+
+
+def cancel_queued(
+    session: Session,
+    *,
+    run_id: str,
+    account_id: int,
+    agent_id: str,
+    webhook_url: str | None,
+    now: datetime,
+) -> Announcement | None:
+    """queued -> cancelled; None when a worker claimed the run first."""
+    ending = Ending(_move(RunStatus.QUEUED, RunStatus.CANCELLED))
+    seq = repository.cancel_queued(session, run_id=run_id, now=now)
+    if seq is None:
+        return None
+    run = _RunRef(run_id, account_id, agent_id, webhook_url)
+    return _ended_by_others(session, run=run, ending=ending, seq=seq, now=now)
+
+
+def requeue(
+    session: Session,
+    *,
+    run_id: str,
+    owner: str | None,
+    expired_before: datetime | None,
+    reason: str,
+) -> Announcement | None:
+    """running -> queued: its lease expired (`expired_before`), or its worker is stopping.
+    None when the run was no longer running under `owner`."""
+    status = _move(RunStatus.RUNNING, RunStatus.QUEUED)
+    found = repository.requeue(session, run_id=run_id, owner=owner, expired_before=expired_before)
+    if found is None:
+        return None
+    seq, thread_id = found
+    repository.release_thread(session, thread_id=thread_id, run_id=run_id)
+    payload = {"status": status, "reason": reason}
+    row = events.event_row(run_id, seq, EventKind.QUEUED, payload, utcnow())
+    repository.insert_events(session, [row])
+    return Announcement(run_id, [row], wake_workers=True)
+
+
+def fail_lost(session: Session, *, run: ExpiredRun, now: datetime) -> Announcement | None:
+    """running -> failed (`WORKER_LOST`): its lease expired on the last allowed attempt. What
+    the lost attempts consumed is unknown: the run is counted, with no usage."""
+    ending = Ending(
+        _move(RunStatus.RUNNING, RunStatus.FAILED),
+        error_code="WORKER_LOST",
+        error_message=f"the run's worker stopped responding on each of {run.attempts} attempts",
+    )
+    seq = repository.fail_expired(
+        session, run_id=run.run_id, owner=run.lease_owner, now=now, values=ending.columns(now)
+    )
+    if seq is None:
+        return None
+    repository.release_thread(session, thread_id=run.thread_id, run_id=run.run_id)
+    return _ended_by_others(session, run=run, ending=ending, seq=seq, now=now)
+
+
+class _Ended(Protocol):
+    """What a terminal write needs to know of its run (a claim, an expired or a queued run)."""
+
+    @property
+    def run_id(self) -> str: ...
+    @property
+    def account_id(self) -> int: ...
+    @property
+    def agent_id(self) -> str: ...
+    @property
+    def webhook_url(self) -> str | None: ...
+
+
+@dataclass(frozen=True, slots=True)
+class _RunRef:
+    run_id: str
+    account_id: int
+    agent_id: str
+    webhook_url: str | None
+
+
+def _ended_by_others(
+    session: Session, *, run: _Ended, ending: Ending, seq: int, now: datetime, waits: int = 0
+) -> Announcement:
+    """A run ended by others than its worker (a cancel, recovery, a wait's end): its one
+    terminal event, and
+    workers woken (the thread's next run may have been waiting behind it)."""
+    rows = [events.event_row(run.run_id, seq, *ending.event(), now)]
+    announcement = _ended(session, run=run, ending=ending, rows=rows, now=now, waits=waits)
+    announcement.wake_workers = True
+    return announcement
+
+
+def _ended(
+    session: Session,
+    *,
+    run: _Ended,
+    ending: Ending,
+    rows: list[Row],
+    now: datetime,
+    waits: int = 0,
+) -> Announcement:
+    """What every terminal transition writes besides the run: its events, the run counted once
+    in the usage rollup (with how many times it waited), its webhook deliveries."""
+    repository.insert_events(session, rows)
+    usage = ending.usage
+    record_run_usage(
+        session,
+        account_id=run.account_id,
+        agent_id=run.agent_id,
+        day=now.date(),
+        status=ending.status,
+        input_tokens=usage.input_tokens,
+        output_tokens=usage.output_tokens,
+        credits_micro=usage.credits_micro,
+        requests=usage.requests,
+        waits=waits,
+    )
+    deliveries = outbox.record_run_outcome(
+        session,
+        account_id=run.account_id,
+        run_id=run.run_id,
+        status=ending.status,
+        run_webhook_url=run.webhook_url,
+        now=now,
+    )
+    return Announcement(run.run_id, rows, deliveries=deliveries)
+
+
+# --- in a request's session ---------------------------------------------------------------------
+async def cancel_in_request(
+    session: AsyncSession,
+    *,
+    broker: Broker,
+    run_id: str,
+    account_id: int,
+    agent_id: str,
+    webhook_url: str | None,
+) -> bool:
+    """Cancel a queued run in the request's transaction (announced once it commits); False
+    when a worker claimed it first."""
+    announcement = await session.run_sync(
+        lambda sync: cancel_queued(
+            sync,
+            run_id=run_id,
+            account_id=account_id,
+            agent_id=agent_id,
+            webhook_url=webhook_url,
+            now=utcnow(),
+        )
+    )
+    if announcement is None:
+        return False
+    _after_commit(session, lambda: announcement.send(broker))
+    return True
+
+
+async def answer_in_request(
+    session: AsyncSession, *, broker: Broker, run_id: str, wait: int, answer_row: Row
+) -> bool:
+    """`answer` in the request's transaction (announced once it commits); False when the run
+    no longer waits on wait number `wait`."""
+    announcement = await session.run_sync(
+        lambda sync: answer(sync, run_id=run_id, wait=wait, answer=answer_row, now=utcnow())
+    )
+    if announcement is None:
+        return False
+    _after_commit(session, lambda: announcement.send(broker))
+    return True
+
+
+async def cancel_waiting_in_request(
+    session: AsyncSession,
+    *,
+    broker: Broker,
+    run_id: str,
+    account_id: int,
+    agent_id: str,
+    webhook_url: str | None,
+    usage: Usage,
+    waits: int,
+) -> bool:
+    """Cancel a run that waits for its caller (no worker holds it) in the request's
+    transaction; False when it stopped waiting first."""
+    announcement = await session.run_sync(
+        lambda sync: end_wait(
+            sync,
+            run_id=run_id,
+            account_id=account_id,
+            agent_id=agent_id,
+            webhook_url=webhook_url,
+            ending=Ending(RunStatus.CANCELLED, usage=usage),
+            waits=waits,
+            now=utcnow(),
+        )
+    )
+    if announcement is None:
+        return False
+    _after_commit(session, lambda: announcement.send(broker))
+    return True
+
+
+async def request_cancel(session: AsyncSession, *, broker: Broker, run_id: str) -> bool:
+    """Flag a running run; its worker stops it at its next step (told once this commits)."""
+    if not await repository.request_cancel(session, run_id=run_id):
+        return False
+    _after_commit(session, lambda: broker.request_cancel(run_id))
+    return True
+
+
+def _after_commit(session: AsyncSession, callback: Callable[[], None]) -> None:
+    """Run `callback` (synchronous, quick) after the request's session commits; forget it on
+    rollback (services never commit, so they cannot announce "after" themselves)."""
+    sync = session.sync_session
+    callbacks: list[Callable[[], None]] | None = sync.info.get(_AFTER_COMMIT)
+    if callbacks is None:
+        callbacks = sync.info[_AFTER_COMMIT] = []
+        if not event.contains(sync, "after_commit", _run_callbacks):
+            event.listen(sync, "after_commit", _run_callbacks)
+            event.listen(sync, "after_soft_rollback", _drop_callbacks)
+    callbacks.append(callback)
+
+
+def _run_callbacks(sync: Session) -> None:
+    for callback in sync.info.pop(_AFTER_COMMIT, []):
+        try:
+            callback()
+        except Exception:  # the commit stands; a lost notification only delays readers
+            log.exception("after-commit callback failed")
+
+
+def _drop_callbacks(sync: Session, _previous: Any) -> None:
+    sync.info.pop(_AFTER_COMMIT, None)

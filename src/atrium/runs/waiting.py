@@ -1,0 +1,181 @@
+"""SQL of runs that wait for their caller (`requires_action`, DESIGN §8), for the transitions
+of `runs.lifecycle` (`wait`, `answer`, `end_wait`) and the worker that resumes a run.
+
+Each change of a waiting run is one conditional UPDATE, so exactly one of two racing writers
+wins: the worker parks a run only while it holds its lease; an answer, a cancel and the expiry
+sweep each take the run only while it still waits (and, for an answer, on the same wait).
+The updates do not touch the session's loaded objects (`synchronize_session=False`): callers
+refresh the run they show.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import select, update
+from sqlalchemy.ext.asyncio import AsyncSession
+from sqlalchemy.orm import Session
+
+from atrium.db.models import Run, RunAction, RunStatus
+
+REQUIRES_ACTION = RunStatus.REQUIRES_ACTION
+
+
+def park(
+    session: Session, *, run_id: str, owner: str, attempt: int, values: dict[str, Any]
+) -> int | None:
+    """Running → requires_action while this worker holds the lease; the new wait's number, or
+    None (nothing written) when the lease was lost. The lease and worker slot are given back."""
+    waits = session.scalar(
+        update(Run)
+        .where(
+            Run.id == run_id,
+            Run.lease_owner == owner,
+            Run.attempts == attempt,
+            Run.status == RunStatus.RUNNING,
+        )
+        .values(
+            status=REQUIRES_ACTION,
+            lease_owner=None,
+            lease_expires_at=None,
+            waits=Run.waits + 1,
+            **values,
+        )
+        .returning(Run.waits)
+        .execution_options(synchronize_session=False)
+    )
+    return None if waits is None else int(waits)
+
+
+def requeue_answered(session: Session, *, run_id: str, wait: int, now: datetime) -> int | None:
+    """Requires_action → queued for the answer to wait number `wait`, if the run still waits on
+    it and has not expired; the sequence number of its `run.queued` event, or None."""
+    seq = session.scalar(
+        update(Run)
+        .where(
+            Run.id == run_id,
+            Run.status == REQUIRES_ACTION,
+            Run.waits == wait,
+            Run.action_expires_at > now,
+        )
+        .values(
+            status=RunStatus.QUEUED,
+            # Attempts count the tries of one stretch of running: a resumed run is not a retry
+            # (no `run.restarted`, and its waits do not use up `run_max_attempts`).
+            attempts=0,
+            required_action=None,
+            action_expires_at=None,
+            last_event_seq=Run.last_event_seq + 1,
+        )
+        .returning(Run.last_event_seq)
+        .execution_options(synchronize_session=False)
+    )
+    return None if seq is None else int(seq)
+
+
+def finish_waiting(
+    session: Session, *, run_id: str, now: datetime, values: dict[str, Any]
+) -> int | None:
+    """Requires_action → a terminal state (cancelled, or failed on expiry) while it still waits;
+    the sequence number of its final event, or None when the run moved on first."""
+    seq = session.scalar(
+        update(Run)
+        .where(Run.id == run_id, Run.status == REQUIRES_ACTION)
+        .values(
+            required_action=None,
+            action_expires_at=None,
+            last_event_seq=Run.last_event_seq + 1,
+            **{"finished_at": now, **values},
+        )
+        .returning(Run.last_event_seq)
+        .execution_options(synchronize_session=False)
+    )
+    return None if seq is None else int(seq)
+
+
+def add_answer(session: Session, values: dict[str, Any]) -> None:
+    session.add(RunAction(**values))
+
+
+def answer_by_key(session: Session, *, run_id: str, key: str) -> RunAction | None:
+    found: RunAction | None = session.scalar(
+        select(RunAction).where(RunAction.run_id == run_id, RunAction.idempotency_key == key)
+    )
+    return found
+
+
+@dataclass(frozen=True, slots=True)
+class WaitingState:
+    """What a worker needs to resume an answered run."""
+
+    messages: list[Any]
+    tool_calls: list[dict[str, Any]]
+    answers: dict[str, Any]
+    input_tokens: int
+    output_tokens: int
+    requests: int
+    tool_call_count: int
+
+
+async def state_of(session: AsyncSession, *, run_id: str, wait: int) -> WaitingState | None:
+    """The run's messages and usage at its wait number `wait`, with the caller's answers."""
+    run = (
+        await session.execute(
+            select(
+                Run.messages, Run.input_tokens, Run.output_tokens, Run.requests, Run.tool_calls
+            ).where(Run.id == run_id)
+        )
+    ).first()
+    action = await session.scalar(
+        select(RunAction).where(RunAction.run_id == run_id, RunAction.wait == wait)
+    )
+    if run is None or action is None:
+        return None
+    return WaitingState(
+        messages=list(run.messages or []),
+        tool_calls=list(action.tool_calls),
+        answers=dict(action.answers),
+        input_tokens=run.input_tokens,
+        output_tokens=run.output_tokens,
+        requests=run.requests,
+        tool_call_count=run.tool_calls,
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class ExpiredWait:
+    run_id: str
+    account_id: int
+    agent_id: str
+    webhook_url: str | None
+    input_tokens: int
+    output_tokens: int
+    requests: int
+    tool_calls: int
+    credits_micro: int
+    waits: int
+
+
+async def expired_waits(
+    session: AsyncSession, *, now: datetime, limit: int = 100
+) -> Sequence[ExpiredWait]:
+    rows = await session.execute(
+        select(
+            Run.id,
+            Run.account_id,
+            Run.agent_id,
+            Run.webhook_url,
+            Run.input_tokens,
+            Run.output_tokens,
+            Run.requests,
+            Run.tool_calls,
+            Run.credits_micro,
+            Run.waits,
+        )
+        .where(Run.status == REQUIRES_ACTION, Run.action_expires_at <= now)
+        .limit(limit)
+    )
+    return [ExpiredWait(*tuple(row)) for row in rows.all()]

@@ -1,0 +1,51 @@
+"""Structured output: with `config.output_schema`, a run's result is a JSON object valid against it.
+
+pydantic-ai's `StructuredDict` gives the model the schema (as its output tool) but checks only
+that the answer is an object; the type made here also validates it with `jsonschema`, so an
+answer that misses the schema goes back to the model as a retry prompt naming what is wrong,
+and after pydantic-ai's output retries the run fails with OUTPUT_INVALID.
+"""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+from jsonschema import Draft202012Validator
+from jsonschema.exceptions import best_match
+from jsonschema.validators import validator_for
+from pydantic import GetCoreSchemaHandler
+from pydantic_ai import StructuredDict
+from pydantic_core import CoreSchema, core_schema
+
+
+class StructuredOutput:
+    """The output type of one run, and the last way its answers missed the schema."""
+
+    def __init__(self, schema: dict[str, Any]) -> None:
+        self.schema = schema
+        self.last_error: str | None = None
+        self._validator = validator_for(schema, default=Draft202012Validator)(schema)
+
+    def _check(self, value: dict[str, Any]) -> dict[str, Any]:
+        error = best_match(self._validator.iter_errors(value))
+        if error is not None:
+            where = "/".join(str(part) for part in error.absolute_path)
+            self.last_error = error.message[:500] + (f" (at /{where})" if where else "")
+            raise ValueError(f"the answer does not match the output schema: {self.last_error}")
+        return value
+
+    def output_type(self) -> type[dict[str, Any]]:
+        base: Any = StructuredDict(copy.deepcopy(self.schema))
+        check = self._check
+
+        class Checked(base):  # type: ignore[misc]
+            @classmethod
+            def __get_pydantic_core_schema__(
+                cls, source: Any, handler: GetCoreSchemaHandler
+            ) -> CoreSchema:
+                return core_schema.no_info_after_validator_function(
+                    check, base.__get_pydantic_core_schema__(source, handler)
+                )
+
+        return Checked

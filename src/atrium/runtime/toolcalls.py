@@ -1,0 +1,117 @@
+"""Every tool call of a run, built-in or remote: its events and its count.
+
+`tool.called` `{tool_call_id, name, server_label, arguments}` goes out when a tool is called,
+`tool.returned` `{tool_call_id, name, output, is_error}` when it answers, fails, or asks the
+model to retry; `name` is the tool's own name (`search`, not the `docs_search` the model
+sees), `server_label` its MCP server's label or null. Billing's `tool_calls` is the number of
+`tool.called` events: every call counts, failed ones too.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any, Final
+
+import pydantic_core
+from pydantic_ai import ModelRetry, RunContext
+from pydantic_ai.exceptions import UserError
+from pydantic_ai.toolsets import CombinedToolset, ToolsetTool, WrapperToolset
+
+from atrium.db.models import EventKind
+from atrium.runtime.sink import RunSink
+from atrium.runtime.tools import RunDeps
+
+MAX_OUTPUT_BYTES: Final = 4_096
+_TRUNCATED: Final = " … [truncated]"
+# How pydantic-ai names the tool in its "conflicts with existing tool" error.
+_CONFLICT_NAME = re.compile(r"conflicts with existing tool from .*: '([^']*)'")
+
+
+class ToolFailure(Exception):
+    """A tool that cannot answer (unreachable, too slow, failed): the run fails with TOOL_ERROR."""
+
+
+def shown_output(output: object) -> str:
+    """A tool's output as an event shows it: text, at most 4 KB of UTF-8."""
+    text = output if isinstance(output, str) else pydantic_core.to_json(output, fallback=str)
+    data = text.encode() if isinstance(text, str) else text
+    if len(data) <= MAX_OUTPUT_BYTES:
+        return data.decode(errors="replace")
+    room = MAX_OUTPUT_BYTES - len(_TRUNCATED.encode())
+    return data[:room].decode(errors="ignore") + _TRUNCATED
+
+
+@dataclass(slots=True)
+class ToolCallLog:
+    """The run's tool calls: their events go to the sink, their number to billing."""
+
+    sink: RunSink
+    count: int = 0
+
+    def called(self, call_id: str, name: str, server_label: str | None, args: object) -> None:
+        self.count += 1
+        self.sink.emit(
+            EventKind.TOOL_CALLED,
+            {
+                "tool_call_id": call_id,
+                "name": name,
+                "server_label": server_label,
+                "arguments": args,
+            },
+        )
+
+    def returned(self, call_id: str, name: str, output: object, *, is_error: bool) -> None:
+        self.sink.emit(
+            EventKind.TOOL_RETURNED,
+            {
+                "tool_call_id": call_id,
+                "name": name,
+                "output": shown_output(output),
+                "is_error": is_error,
+            },
+        )
+
+
+@dataclass(kw_only=True)
+class ObservedToolset(WrapperToolset[RunDeps]):
+    """Logs each call of the wrapped toolset's tools (wrap it before any name prefix)."""
+
+    log: ToolCallLog
+    server_label: str | None = None
+
+    async def call_tool(
+        self,
+        name: str,
+        tool_args: dict[str, Any],
+        ctx: RunContext[RunDeps],
+        tool: ToolsetTool[RunDeps],
+    ) -> Any:
+        log = self.log
+        call_id = ctx.tool_call_id or ""
+        log.called(call_id, name, self.server_label, tool_args)
+        try:
+            output = await super().call_tool(name, tool_args, ctx, tool)
+        except (ModelRetry, ToolFailure) as exc:
+            log.returned(call_id, name, str(exc), is_error=True)
+            raise
+        log.returned(call_id, name, output, is_error=False)
+        return output
+
+
+@dataclass
+class RunToolset(CombinedToolset[RunDeps]):
+    """Every tool of a run. Names are checked when an agent is written, but an MCP server's
+    tools are only known now (labels `a_b` + tool `c` and `a` + `b_c` both make `a_b_c`)."""
+
+    async def get_tools(self, ctx: RunContext[RunDeps]) -> dict[str, ToolsetTool[RunDeps]]:
+        try:
+            return await super().get_tools(ctx)
+        except UserError as exc:
+            match = _CONFLICT_NAME.search(str(exc))
+            if match is None:
+                raise
+            raise ToolFailure(
+                f"two tools of this run are called {match.group(1)!r}: change a server_label "
+                "or leave one out with allowed_tools"
+            ) from None

@@ -1,0 +1,81 @@
+"""Migration 0007 on each backend: domains stored before it get a token of their own and start
+unverified; rows inserted without a token (bulk loads) get one from the database."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import re
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import pytest
+import sqlalchemy as sa
+from sqlalchemy.ext.asyncio import create_async_engine
+
+from atrium.db.migrate import upgrade
+from atrium.kit.time import utcnow
+from atrium.settings import Settings
+from tests.conftest import BACKENDS, _create_postgres_database
+
+_accounts = sa.table("accounts", sa.column("id"), sa.column("name"), sa.column("created_at"))
+_domains = sa.table(
+    "domains",
+    sa.column("id"),
+    sa.column("account_id"),
+    sa.column("name"),
+    sa.column("created_at"),
+    sa.column("updated_at"),
+    sa.column("verification_token"),
+    sa.column("verified_at"),
+)
+_TOKEN = re.compile(r"^[0-9a-f]{32}$")
+
+
+@pytest.fixture(params=BACKENDS)
+async def empty_database(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[str]:
+    """A database of its own, not migrated yet."""
+    if request.param == "sqlite":
+        yield f"sqlite+aiosqlite:///{tmp_path / 'atrium.db'}"
+        return
+    url, drop = await _create_postgres_database(os.environ["ATRIUM_TEST_POSTGRES_URL"])
+    try:
+        yield url
+    finally:
+        await drop()
+
+
+async def _insert(url: str, names: list[str]) -> None:
+    engine = create_async_engine(url)
+    now = utcnow()
+    async with engine.begin() as connection:
+        account = await connection.scalar(sa.select(_accounts.c.id).limit(1))
+        if account is None:
+            await connection.execute(sa.insert(_accounts).values(name="bulk", created_at=now))
+            account = await connection.scalar(sa.select(_accounts.c.id).limit(1))
+        await connection.execute(
+            sa.insert(_domains),
+            [
+                {"account_id": account, "name": name, "created_at": now, "updated_at": now}
+                for name in names
+            ],
+        )
+    await engine.dispose()
+
+
+async def test_every_domain_gets_its_own_token_and_starts_unverified(empty_database: str) -> None:
+    settings = Settings(_env_file=None, database_url=empty_database)
+    await asyncio.to_thread(upgrade, settings, "0006")
+    await _insert(empty_database, ["old-1.test", "old-2.test"])
+    await asyncio.to_thread(upgrade, settings)
+    await _insert(empty_database, ["bulk-1.test", "bulk-2.test"])  # no token given
+
+    engine = create_async_engine(empty_database)
+    async with engine.connect() as connection:
+        columns = (_domains.c.name, _domains.c.verification_token, _domains.c.verified_at)
+        rows = (await connection.execute(sa.select(*columns).order_by(_domains.c.id))).all()
+    await engine.dispose()
+    assert [row[0] for row in rows] == ["old-1.test", "old-2.test", "bulk-1.test", "bulk-2.test"]
+    assert all(_TOKEN.match(row[1]) for row in rows), rows
+    assert len({row[1] for row in rows}) == 4
+    assert all(row[2] is None for row in rows)
