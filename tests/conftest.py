@@ -5,6 +5,11 @@
 - `ATRIUM_TEST_REDIS_URL` (e.g. redis://127.0.0.1:6379/0): Redis-backed tests run.
 
 Each backend is migrated once per session with Alembic; every test starts from empty tables.
+
+The `app` of a test is reused by the next test that asks for the same settings while it is idle
+(tests/apps.py): starting an app (engines, worker pool, webhook sender, FastAPI's per-route state
+built on first request) cost more CPU than most tests themselves. A test that changes an app's
+insides beyond its data (its metrics, a cache's settings) marks itself `fresh_app`.
 """
 
 from __future__ import annotations
@@ -26,10 +31,10 @@ from sqlalchemy.ext.asyncio import create_async_engine
 
 from atrium.app import create_app
 from atrium.auth.service import IssuedKey, create_key
-from atrium.db.base import Base
 from atrium.db.engine import Database
 from atrium.db.migrate import upgrade
 from atrium.settings import Settings
+from tests import apps
 from tests.dns_server import DNSServer
 
 POSTGRES_URL = os.environ.get("ATRIUM_TEST_POSTGRES_URL")
@@ -85,6 +90,7 @@ async def database_url(
         url = f"sqlite+aiosqlite:///{path}"
         await asyncio.to_thread(upgrade, Settings(database_url=url, _env_file=None))
         yield url
+        await apps.stop(url)
         return
     assert POSTGRES_URL is not None
     url, drop = await _create_postgres_database(POSTGRES_URL)
@@ -92,19 +98,8 @@ async def database_url(
         await asyncio.to_thread(upgrade, Settings(database_url=url, _env_file=None))
         yield url
     finally:
+        await apps.stop(url)
         await drop()
-
-
-async def _empty_tables(url: str) -> None:
-    engine = create_async_engine(url)
-    tables = [table.name for table in reversed(Base.metadata.sorted_tables)]
-    async with engine.begin() as conn:
-        if engine.dialect.name == "postgresql":
-            await conn.execute(text(f"TRUNCATE {', '.join(tables)} CASCADE"))
-        else:
-            for name in tables:
-                await conn.execute(text(f"DELETE FROM {name}"))
-    await engine.dispose()
 
 
 @pytest.fixture(scope="session")
@@ -117,6 +112,21 @@ def quiet_dns() -> Iterator[DNSServer]:
     server.stop()
 
 
+@pytest.fixture(autouse=True)
+async def _no_reused_app_beside_own_processes(request: pytest.FixtureRequest) -> None:
+    """A test that uses the session's database without the `app` fixture (servers of its own,
+    apps made from `settings`) must be the only one claiming its runs: a reused app still
+    running on that database is stopped first."""
+    if "database_url" in request.fixturenames and "app" not in request.fixturenames:
+        await apps.prepare(request.getfixturevalue("database_url"), None)
+
+
+async def _empty_tables(url: str) -> None:
+    """Every row of the database at `url` deleted, and no reused app left running on it."""
+    await apps.prepare(url, None)
+    await apps.empty_tables(url)
+
+
 @pytest.fixture
 def settings_overrides() -> dict[str, object]:
     """Override in a test module (or with `@pytest.mark.parametrize`) to change settings."""
@@ -125,25 +135,40 @@ def settings_overrides() -> dict[str, object]:
 
 @pytest.fixture
 async def settings(
-    database_url: str, settings_overrides: dict[str, object], quiet_dns: DNSServer
+    request: pytest.FixtureRequest,
+    database_url: str,
+    settings_overrides: dict[str, object],
+    quiet_dns: DNSServer,
 ) -> Settings:
-    await _empty_tables(database_url)
     values: dict[str, object] = {
         "database_url": database_url,
         "dns_nameservers": [quiet_dns.address],
         "redis_url": None,
-        # A fresh prefix keeps every test's Redis counters and channels apart.
-        "redis_prefix": f"atrium-test-{secrets.token_hex(4)}",
     }
     values.update(settings_overrides)
+    wanted = None if request.node.get_closest_marker("fresh_app") else values
+    if "app" not in request.fixturenames:
+        wanted = None  # the test starts apps of its own: no other worker may claim its runs
+    # A reused app keeps its Redis prefix (its channels and counters are its own); every
+    # other test gets a fresh one, which keeps its Redis counters and channels apart.
+    prefix = await apps.prepare(database_url, wanted) or f"atrium-test-{secrets.token_hex(4)}"
+    await apps.empty_tables(database_url)
+    values.setdefault("redis_prefix", prefix)
     return Settings(_env_file=None, **values)  # type: ignore[arg-type]
 
 
 @pytest.fixture
-async def app(settings: Settings) -> AsyncIterator[FastAPI]:
-    application = create_app(settings)
-    async with LifespanManager(application):
+async def app(request: pytest.FixtureRequest, settings: Settings) -> AsyncIterator[FastAPI]:
+    if request.node.get_closest_marker("fresh_app"):
+        application = create_app(settings)
+        async with LifespanManager(application):
+            yield application
+        return
+    application = await apps.running(settings)
+    try:
         yield application
+    finally:
+        await apps.release(application)
 
 
 @pytest.fixture

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import httpx
+import pytest
 
 from atrium.auth.service import IssuedKey
 
@@ -34,6 +35,7 @@ async def test_a_safe_incoming_request_id_is_echoed(client: httpx.AsyncClient) -
     assert hostile.headers["x-request-id"] != "a\tb<script>"
 
 
+@pytest.mark.fresh_app  # counts requests from zero
 async def test_metrics_count_requests_by_route_template(
     client: httpx.AsyncClient, auth: dict[str, str]
 ) -> None:

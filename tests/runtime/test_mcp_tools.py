@@ -318,6 +318,7 @@ async def test_names_that_collide_once_prefixed_fail_the_run_clearly(
 
 
 @pytest.mark.parametrize("cache_seconds, lists", [(60.0, 1), (0.0, 2)])
+@pytest.mark.fresh_app  # sets the cache of its app
 async def test_a_tool_list_is_reused_by_later_runs_for_a_while(
     client: httpx.AsyncClient,
     auth: dict[str, str],

@@ -1,0 +1,122 @@
+"""Running apps of the tests, reused by the next test that asks for the same settings.
+
+Starting an app costs more CPU than most tests: engines and their first connections, the
+worker pool and webhook sender, and FastAPI's per-route state, built on each route's first
+request. So an app stays running after its test, at most one per database (a second app's
+worker would claim the next test's runs), and serves the next test whose settings are the same
+while it is idle: no run executing, no webhook being sent. Anything else stops it.
+
+Each test still starts from empty tables (`empty_tables`), so data never leaks between tests.
+What a test may change inside a reused app is put back on release (the models registered on
+its worker); a test that changes more (metrics it counts from zero, a cache's settings) is
+marked `fresh_app` and gets an app of its own, as every test did before.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+from asgi_lifespan import LifespanManager
+from fastapi import FastAPI
+from sqlalchemy import text
+from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
+
+from atrium.app import create_app
+from atrium.db.base import Base
+from atrium.settings import Settings
+
+
+@dataclass
+class _Running:
+    key: str
+    app: FastAPI
+    lifespan: LifespanManager
+    registered: dict[str, Any] = field(default_factory=dict)
+
+
+_running: dict[str, _Running] = {}  # by database URL
+_wipers: dict[str, AsyncEngine] = {}  # one engine per database URL, for `empty_tables`
+
+
+def _key(values: dict[str, object]) -> str:
+    """What makes two tests' apps the same: every setting but the Redis prefix."""
+    settings = Settings(_env_file=None, **values)  # type: ignore[arg-type]
+    dumped = settings.model_dump(mode="json", exclude={"redis_prefix"})
+    return json.dumps(dumped, sort_keys=True, default=repr)
+
+
+def _idle(app: FastAPI) -> bool:
+    workers = app.state.workers
+    if workers is None:
+        return True
+    busy = workers._executions or workers._run_tasks or workers.webhooks._sends
+    return not busy
+
+
+async def prepare(database_url: str, wanted: dict[str, object] | None) -> str | None:
+    """Before a test's tables are emptied: keep this database's running app only if it is
+    idle and has the `wanted` settings (None: the test needs no reused app), else stop it.
+    Returns the Redis prefix of the app kept."""
+    running = _running.get(database_url)
+    if running is None:
+        return None
+    if wanted is not None and running.key == _key(wanted) and _idle(running.app):
+        prefix: str = running.app.state.settings.redis_prefix
+        return prefix
+    await _stop(database_url)
+    return None
+
+
+async def running(settings: Settings) -> FastAPI:
+    """The app for `settings`: the one kept by `prepare`, or a new one, started."""
+    url = settings.database_url
+    kept = _running.get(url)
+    key = _key(settings.model_dump(exclude={"redis_prefix"}))
+    if kept is not None and kept.key == key:
+        return kept.app
+    if kept is not None:
+        await _stop(url)
+    app = create_app(settings)
+    lifespan = LifespanManager(app)
+    await lifespan.__aenter__()
+    registered = dict(app.state.workers.runtime.models._registered) if app.state.workers else {}
+    _running[url] = _Running(key=key, app=app, lifespan=lifespan, registered=registered)
+    return app
+
+
+async def release(app: FastAPI) -> None:
+    """After the test: put back what tests may change (the models registered on its worker)."""
+    running = _running.get(app.state.settings.database_url)
+    if running is None or running.app is not app:
+        return
+    if app.state.workers is not None:
+        models = app.state.workers.runtime.models
+        if models._registered != running.registered:
+            models._registered = dict(running.registered)
+
+
+async def _stop(database_url: str) -> None:
+    running = _running.pop(database_url, None)
+    if running is not None:
+        await running.lifespan.__aexit__(None, None, None)
+
+
+async def stop(database_url: str) -> None:
+    """At the end of the session: stop this database's app and close the wiping engine."""
+    await _stop(database_url)
+    engine = _wipers.pop(database_url, None)
+    if engine is not None:
+        await engine.dispose()
+
+
+async def empty_tables(database_url: str) -> None:
+    """Delete every row, children first. DELETE, not TRUNCATE: on PostgreSQL a TRUNCATE of
+    every table (new files, catalog updates) cost more than deleting the few rows a test made."""
+    engine = _wipers.get(database_url)
+    if engine is None:
+        engine = _wipers[database_url] = create_async_engine(database_url)
+    async with engine.begin() as conn:
+        for table in reversed(Base.metadata.sorted_tables):
+            await conn.execute(text(f"DELETE FROM {table.name}"))
