@@ -54,9 +54,26 @@ BACKENDS = [
 
 def pytest_report_header() -> str:
     """The machine's speed today, so a slow CI log explains itself: the CPU time of
-    `sum(range(10**6))`, the calibration every benchmark figure is stated in."""
-    best = min(_calibration_ms() for _ in range(3))
-    return f"calibration: sum(range(10**6)) takes {best:.1f} ms of CPU"
+    `sum(range(10**6))`, the calibration every benchmark figure is stated in. Printed by the
+    controlling process only, so once per run even with xdist's workers."""
+    _calibrations.append(_calibration())
+    return f"calibration: sum(range(10**6)) takes {_calibrations[0]:.1f} ms of CPU"
+
+
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
+    """Again at the end, beside the run's own times: a machine that slowed down meanwhile."""
+    now = _calibration()
+    started = f"{_calibrations[0]:.1f} ms of CPU at the start, " if _calibrations else ""
+    terminalreporter.write_line(
+        f"calibration: sum(range(10**6)) took {started}{now:.1f} ms at the end"
+    )
+
+
+_calibrations: list[float] = []
+
+
+def _calibration() -> float:
+    return min(_calibration_ms() for _ in range(3))
 
 
 def _calibration_ms() -> float:
