@@ -55,18 +55,15 @@ def _idle(app: FastAPI) -> bool:
     return not busy
 
 
-async def prepare(database_url: str, wanted: dict[str, object] | None) -> str | None:
+async def prepare(database_url: str, wanted: dict[str, object] | None) -> None:
     """Before a test's tables are emptied: keep this database's running app only if it is
-    idle and has the `wanted` settings (None: the test needs no reused app), else stop it.
-    Returns the Redis prefix of the app kept."""
+    idle and has the `wanted` settings (None: the test needs no reused app), else stop it."""
     running = _running.get(database_url)
     if running is None:
-        return None
+        return
     if wanted is not None and running.key == _key(wanted) and _idle(running.app):
-        prefix: str = running.app.state.settings.redis_prefix
-        return prefix
+        return
     await _stop(database_url)
-    return None
 
 
 async def running(settings: Settings) -> FastAPI:
@@ -87,14 +84,19 @@ async def running(settings: Settings) -> FastAPI:
 
 
 async def release(app: FastAPI) -> None:
-    """After the test: put back what tests may change (the models registered on its worker)."""
+    """After the test: forget what was kept in memory by ids the next test may get again (a
+    SQLite table reuses the ids of deleted rows): rate-limit counters, MCP tool lists, and the
+    models the test registered on its worker, and the agents built on them."""
     running = _running.get(app.state.settings.database_url)
     if running is None or running.app is not app:
         return
+    await app.state.limiter.reset()
     if app.state.workers is not None:
-        models = app.state.workers.runtime.models
-        if models._registered != running.registered:
-            models._registered = dict(running.registered)
+        runtime = app.state.workers.runtime
+        runtime.models._registered = dict(running.registered)
+        runtime.models._built.cache_clear()
+        runtime._agent.cache_clear()  # agents built on the models a test registered
+        runtime.mcp.lists._lists.clear()
 
 
 async def _stop(database_url: str) -> None:

@@ -164,13 +164,14 @@ async def settings(
     }
     values.update(settings_overrides)
     wanted = None if request.node.get_closest_marker("fresh_app") else values
-    if "app" not in request.fixturenames:
-        wanted = None  # the test starts apps of its own: no other worker may claim its runs
-    # A reused app keeps its Redis prefix (its channels and counters are its own); every
-    # other test gets a fresh one, which keeps its Redis counters and channels apart.
-    prefix = await apps.prepare(database_url, wanted) or f"atrium-test-{secrets.token_hex(4)}"
+    if "app" not in request.fixturenames or values["redis_url"]:
+        # The test starts apps of its own (no other worker may claim its runs), or shares
+        # Redis counters and channels with them (under a prefix of its own).
+        wanted = None
+    await apps.prepare(database_url, wanted)
     await apps.empty_tables(database_url)
-    values.setdefault("redis_prefix", prefix)
+    # A fresh prefix keeps every test's Redis counters and channels apart.
+    values.setdefault("redis_prefix", f"atrium-test-{secrets.token_hex(4)}")
     return Settings(_env_file=None, **values)  # type: ignore[arg-type]
 
 
