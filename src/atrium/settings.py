@@ -118,6 +118,14 @@ class Settings(BaseSettings):
         "whose A/AAAA records (directly or through a CNAME) include one of their addresses is "
         "verified; empty: TXT verification only.",
     )
+    domain_search_scan_max_rows: int = Field(
+        20_000,
+        ge=0,
+        description="A domain search in an account of at most this many domains scans only "
+        "the account's own rows, so its time tells nothing of other accounts' names; larger "
+        "accounts use the shared substring index (faster there, but its time can depend on "
+        "other accounts' data).",
+    )
 
     # --- agent runs and workers ----------------------------------------------------------------
     run_worker: bool = Field(

@@ -59,7 +59,10 @@ async def list_domains(
 ) -> DomainPage:
     """List the account's domains: search by name, sort by id (date created) or name, paginate."""
     domains, total = await service.list_domains(
-        session, account_id=principal.account_id, params=params
+        session,
+        account_id=principal.account_id,
+        params=params,
+        scan_max_rows=settings.domain_search_scan_max_rows,
     )
     data = [DomainOut.of(domain, scheme=settings.domain_url_scheme) for domain in domains]
     path = settings.public_url.rstrip("/") + request.url.path

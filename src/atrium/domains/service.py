@@ -114,9 +114,13 @@ async def verify_domain(
 
 
 async def list_domains(
-    session: AsyncSession, *, account_id: int, params: ListParams
+    session: AsyncSession, *, account_id: int, params: ListParams, scan_max_rows: int
 ) -> tuple[list[Domain], int]:
-    return await repository.list_page(session, account_id=account_id, params=params)
+    """A page and its total; searches of accounts of up to `scan_max_rows` domains read only the
+    account's own rows (`ATRIUM_DOMAIN_SEARCH_SCAN_MAX_ROWS`, docs/domains.md)."""
+    return await repository.list_page(
+        session, account_id=account_id, params=params, scan_max_rows=scan_max_rows
+    )
 
 
 def service_host(public_url: str) -> str | None:
