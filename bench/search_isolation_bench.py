@@ -50,7 +50,7 @@ from atrium.kit.time import utcnow
 from atrium.settings import Settings
 
 sys.path.insert(0, str(Path(__file__).parent))
-from harness import calibration_ms  # noqa: E402  (a script's own folder, as the benches do)
+from harness import calibration_ms
 
 SECRET, ABSENT, ABSENT_TOO = "qzv", "qzj", "qzk"
 
@@ -88,8 +88,9 @@ async def load(db: Database, account_id: int, names: list[str]) -> None:
 def victim_names(rows: int, hits: int) -> list[str]:
     every = max(rows // max(hits, 1), 1)
     return [
-        f"shop-{SECRET}{i}.example" if hits and i % every == 0 and i // every < hits else
-        f"shop-{i}.example"
+        f"shop-{SECRET}{i}.example"
+        if hits and i % every == 0 and i // every < hits
+        else f"shop-{i}.example"
         for i in range(rows)
     ]
 
@@ -151,7 +152,9 @@ async def measure(args: argparse.Namespace, url: str) -> None:
                     )
                     elapsed = (time.perf_counter() - begun) * 1000
                     if response.status_code != 200 or response.json()["meta"]["total"] != 0:
-                        raise SystemExit(f"unexpected answer: {response.status_code} {response.text}")
+                        raise SystemExit(
+                            f"unexpected answer: {response.status_code} {response.text}"
+                        )
                     if round_number >= args.warmup:
                         samples[term].append(elapsed)
     for term, values in samples.items():
@@ -197,10 +200,7 @@ def main() -> None:
     else:
         with tempfile.TemporaryDirectory(prefix="atrium-isolation-") as workdir:
             asyncio.run(measure(args, args.database_url or f"sqlite+aiosqlite:///{workdir}/b.db"))
-    print(
-        f"calibration after: {calibration_ms():.1f} ms; "
-        f"load average {os.getloadavg()[0]:.2f}"
-    )
+    print(f"calibration after: {calibration_ms():.1f} ms; load average {os.getloadavg()[0]:.2f}")
 
 
 if __name__ == "__main__":

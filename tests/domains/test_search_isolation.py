@@ -136,6 +136,8 @@ async def test_both_plans_agree_past_the_candidate_cap(
     params = {"search": "bulk", "sort_by": "name", "sort": "desc", "per_page": "100"}
     first = (await client.get(LIST, params={**params, "page": "1"}, headers=auth)).json()
     assert first["meta"]["total"] == 2050
-    assert [d["name"] for d in first["data"]] == [f"bulk-{i:04d}.com" for i in range(2049, 1949, -1)]
+    assert [d["name"] for d in first["data"]] == [
+        f"bulk-{i:04d}.com" for i in range(2049, 1949, -1)
+    ]
     last = (await client.get(LIST, params={**params, "page": "21"}, headers=auth)).json()
     assert [d["name"] for d in last["data"]] == [f"bulk-{i:04d}.com" for i in range(49, -1, -1)]

@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Annotated, Literal
 
+from fastapi import Depends
 from pydantic import BaseModel, Field
 
 from atrium.db.models import Domain
 from atrium.domains.rules import domain_url
 from atrium.domains.verification import txt_name
-from atrium.kit.pagination import PageLinks, PageMeta
+from atrium.kit.phpshort import Deleted, Envelope, Page, path_id
 from atrium.kit.time import isoformat
 
 
@@ -51,25 +52,24 @@ class DomainOut(BaseModel):
         )
 
 
-class DomainEnvelope(BaseModel):
-    data: DomainOut
-    status: int = Field(description="The HTTP status, repeated (phpShort).")
+# The `{id}` of a path: 400 when not an integer, 404 when no domain can have it.
+DomainId = Annotated[int, Depends(path_id("domain"))]
 
 
-class DomainPage(BaseModel):
+class DomainEnvelope(Envelope[DomainOut]):
+    """One domain: `{"data": {...}, "status": 200}`."""
+
+    @classmethod
+    def of(cls, domain: Domain, *, scheme: str) -> DomainEnvelope:
+        return cls(data=DomainOut.of(domain, scheme=scheme))
+
+
+class DomainPage(Page[DomainOut]):
     """A Laravel paginator page of domains."""
 
-    data: list[DomainOut]
-    links: PageLinks
-    meta: PageMeta
-    status: int
 
-
-class DomainDeleted(BaseModel):
-    id: int
+class DomainDeleted(Deleted):
     object: Literal["domain"] = "domain"
-    deleted: bool = True
-    status: int = 200
 
 
 class DomainForm(BaseModel):

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Annotated, Literal
 
+from fastapi import Depends
 from pydantic import BaseModel, Field
 
 from atrium.db.models import Space
-from atrium.kit.pagination import PageLinks, PageMeta
+from atrium.kit.phpshort import Deleted, Envelope, Page, path_id
 from atrium.kit.time import isoformat
 
 
@@ -31,25 +32,24 @@ class SpaceOut(BaseModel):
         )
 
 
-class SpaceEnvelope(BaseModel):
-    data: SpaceOut
-    status: int = Field(description="The HTTP status, repeated (phpShort).")
+# The `{id}` of a path: 400 when not an integer, 404 when no space can have it.
+SpaceId = Annotated[int, Depends(path_id("space"))]
 
 
-class SpacePage(BaseModel):
+class SpaceEnvelope(Envelope[SpaceOut]):
+    """One space: `{"data": {...}, "status": 200}`."""
+
+    @classmethod
+    def of(cls, space: Space) -> SpaceEnvelope:
+        return cls(data=SpaceOut.of(space))
+
+
+class SpacePage(Page[SpaceOut]):
     """A Laravel paginator page of spaces."""
 
-    data: list[SpaceOut]
-    links: PageLinks
-    meta: PageMeta
-    status: int
 
-
-class SpaceDeleted(BaseModel):
-    id: int
+class SpaceDeleted(Deleted):
     object: Literal["space"] = "space"
-    deleted: bool = True
-    status: int = 200
 
 
 class SpaceForm(BaseModel):
