@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from typing import Annotated, Any, Generic, TypeVar
 
 from fastapi import Depends, Request
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
 
 from atrium.errors import NotFound
 from atrium.kit.listing import ListParams, ListQuery, record_id
@@ -52,13 +52,21 @@ async def list_request(request: Request, params: ListQuery) -> ListRequest:
 ListRequestDep = Annotated[ListRequest, Depends(list_request)]
 
 
+# `status` has a default, yet every answer carries it: the response schema says it is required.
+_ALWAYS_SENT = ConfigDict(json_schema_serialization_defaults_required=True)
+
+
 class Envelope(BaseModel, Generic[Out]):
+    model_config = _ALWAYS_SENT
+
     data: Out
     status: int = Field(PHPSHORT_STATUS, description=_STATUS_DESCRIPTION)
 
 
 class Page(BaseModel, Generic[Out]):
     """A Laravel paginator page."""
+
+    model_config = _ALWAYS_SENT
 
     data: list[Out]
     links: PageLinks
