@@ -31,7 +31,7 @@ from atrium.errors import Conflict, InvalidParameter, NotFound
 from atrium.kit.cursor import decode_cursor, split_page
 from atrium.kit.ids import new_id
 from atrium.kit.time import utcnow
-from atrium.runs import actions, lifecycle, repository
+from atrium.runs import actions, event_repository, lifecycle, repository
 from atrium.runs.broker import Broker
 from atrium.runs.schemas import RunCreate
 from atrium.runs.stream import RunEventStream
@@ -333,7 +333,7 @@ async def events_so_far(
     async with db.session(write=False) as session:
         conn = await session.connection()
         return await conn.run_sync(
-            functools.partial(repository.events_after, run_id=found, after_seq=after_seq)
+            functools.partial(event_repository.events_after, run_id=found, after_seq=after_seq)
         )
 
 

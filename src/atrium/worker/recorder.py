@@ -20,7 +20,7 @@ from atrium.db.engine import Database
 from atrium.db.models import EventKind
 from atrium.kit.ids import new_id
 from atrium.kit.time import utcnow
-from atrium.runs import events, repository
+from atrium.runs import events, queue_repository, repository
 from atrium.runs.broker import Broker
 from atrium.runs.lifecycle import ClaimedRun
 from atrium.runtime.sink import StoredArtifact
@@ -165,7 +165,7 @@ class RunRecorder:
             attempt = self.claim.attempt
 
             def write(session: Session) -> bool | None:
-                flag = repository.checkpoint(
+                flag = queue_repository.checkpoint(
                     session,
                     run_id=run_id,
                     owner=owner,
