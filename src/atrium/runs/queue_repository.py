@@ -14,17 +14,34 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from datetime import datetime, timedelta
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
-from sqlalchemy import Table, and_, bindparam, case, delete, exists, func, or_, select, update
+from sqlalchemy import (
+    ColumnElement,
+    Table,
+    and_,
+    bindparam,
+    case,
+    delete,
+    exists,
+    func,
+    or_,
+    select,
+    update,
+)
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm import Session, aliased
 
 from atrium.db.models import Artifact, Run, RunAction, RunStatus, Thread
 from atrium.kit.time import utcnow
 from atrium.runs import event_repository
+
+if TYPE_CHECKING:
+    from _typeshed import DataclassInstance
+
+Shape = TypeVar("Shape", bound="DataclassInstance")
 
 # The hot statements use the tables, not the mapped classes: an ORM-enabled INSERT/UPDATE goes
 # through SQLAlchemy's bulk-persistence layer, which cost about 0.15 ms of CPU per statement
@@ -272,20 +289,19 @@ def renew_leases(
 async def expired_runs(
     session: AsyncSession, *, now: datetime, limit: int = 100
 ) -> list[ExpiredRun]:
-    rows = await session.execute(
-        select(
-            Run.id,
-            Run.thread_id,
-            Run.account_id,
-            Run.agent_id,
-            Run.attempts,
-            Run.lease_owner,
-            Run.webhook_url,
-        )
-        .where(Run.status == RunStatus.RUNNING, Run.lease_expires_at < now)
-        .limit(limit)
-    )
-    return [ExpiredRun(*row) for row in rows.all()]
+    expired = [Run.status == RunStatus.RUNNING, Run.lease_expires_at < now]
+    return await runs_as(session, ExpiredRun, where=expired, limit=limit)
+
+
+async def runs_as(
+    session: AsyncSession, shape: type[Shape], *, where: Sequence[ColumnElement[bool]], limit: int
+) -> list[Shape]:
+    """Up to `limit` runs matching `where`, each as `shape`: a dataclass whose fields are
+    columns of the run (`run_id` its id), read in the order of its fields."""
+    names = [each.name for each in fields(shape)]
+    columns = [Run.id if name == "run_id" else getattr(Run, name) for name in names]
+    rows = await session.execute(select(*columns).where(*where).limit(limit))
+    return [shape(*row) for row in rows.all()]
 
 
 def requeue(

@@ -20,7 +20,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm import Session
 
 from atrium.db.models import Run, RunAction, RunStatus
-from atrium.runs import event_repository
+from atrium.runs import event_repository, queue_repository
 
 REQUIRES_ACTION = RunStatus.REQUIRES_ACTION
 
@@ -148,20 +148,5 @@ class ExpiredWait:
 async def expired_waits(
     session: AsyncSession, *, now: datetime, limit: int = 100
 ) -> Sequence[ExpiredWait]:
-    rows = await session.execute(
-        select(
-            Run.id,
-            Run.account_id,
-            Run.agent_id,
-            Run.webhook_url,
-            Run.input_tokens,
-            Run.output_tokens,
-            Run.requests,
-            Run.tool_calls,
-            Run.credits_micro,
-            Run.waits,
-        )
-        .where(Run.status == REQUIRES_ACTION, Run.action_expires_at <= now)
-        .limit(limit)
-    )
-    return [ExpiredWait(*tuple(row)) for row in rows.all()]
+    expired = [Run.status == REQUIRES_ACTION, Run.action_expires_at <= now]
+    return await queue_repository.runs_as(session, ExpiredWait, where=expired, limit=limit)
