@@ -176,12 +176,6 @@ async def cancel_waiting(session: AsyncSession, *, broker: Broker, run: Run) -> 
         account_id=run.account_id,
         agent_id=run.agent_id,
         webhook_url=run.webhook_url,
-        usage=lifecycle.Usage(
-            input_tokens=run.input_tokens,
-            output_tokens=run.output_tokens,
-            requests=run.requests,
-            tool_calls=run.tool_calls,
-            credits_micro=run.credits_micro,
-        ),
+        usage=lifecycle.Usage.of(run),
         waits=run.waits,
     )

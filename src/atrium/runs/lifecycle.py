@@ -53,6 +53,21 @@ def _move(current: RunStatus, to: RunStatus) -> RunStatus:
     return to
 
 
+class _Counted(Protocol):
+    """A run's stored counters: its row, or an expired wait's."""
+
+    @property
+    def input_tokens(self) -> int: ...
+    @property
+    def output_tokens(self) -> int: ...
+    @property
+    def requests(self) -> int: ...
+    @property
+    def tool_calls(self) -> int: ...
+    @property
+    def credits_micro(self) -> int: ...
+
+
 @dataclass(frozen=True, slots=True)
 class Usage:
     """What a run consumed; zero for a run that never ran or whose attempts were lost."""
@@ -62,6 +77,17 @@ class Usage:
     requests: int = 0
     tool_calls: int = 0
     credits_micro: int = 0
+
+    @classmethod
+    def of(cls, run: _Counted) -> Usage:
+        """What a stored run consumed so far (a waiting run, before its wait)."""
+        return cls(
+            input_tokens=run.input_tokens,
+            output_tokens=run.output_tokens,
+            requests=run.requests,
+            tool_calls=run.tool_calls,
+            credits_micro=run.credits_micro,
+        )
 
     def billing(self) -> dict[str, Any]:
         """The `billing` of the terminal event (credits, never a currency)."""
@@ -278,10 +304,8 @@ def wait(
     queue_repository.release_thread(session, thread_id=run.thread_id, run_id=run.run_id)
     deliveries = outbox.record_run_event(
         session,
-        account_id=run.account_id,
-        run_id=run.run_id,
+        run=run,
         event=EventKind.REQUIRES_ACTION,
-        run_webhook_url=run.webhook_url,
         now=now,
         payload=lambda: payload(session),
     )
@@ -390,17 +414,12 @@ def fail_lost(session: Session, *, run: ExpiredRun, now: datetime) -> Announceme
     return _ended_by_others(session, run=run, ending=ending, seq=seq, now=now)
 
 
-class _Ended(Protocol):
-    """What a terminal write needs to know of its run (a claim, an expired or a queued run)."""
+class _Ended(outbox.RunOfEvent, Protocol):
+    """What a terminal write needs to know of its run (a claim, an expired or a queued run):
+    what its deliveries need, and its agent for the usage rollup."""
 
     @property
-    def run_id(self) -> str: ...
-    @property
-    def account_id(self) -> int: ...
-    @property
     def agent_id(self) -> str: ...
-    @property
-    def webhook_url(self) -> str | None: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -448,14 +467,7 @@ def _ended(
         requests=usage.requests,
         waits=waits,
     )
-    deliveries = outbox.record_run_outcome(
-        session,
-        account_id=run.account_id,
-        run_id=run.run_id,
-        status=ending.status,
-        run_webhook_url=run.webhook_url,
-        now=now,
-    )
+    deliveries = outbox.record_run_outcome(session, run=run, status=ending.status, now=now)
     return Announcement(run.run_id, rows, deliveries=deliveries)
 
 
