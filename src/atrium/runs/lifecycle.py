@@ -34,7 +34,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm import Session
 
 from atrium.analytics.service import MICRO, record_run_usage
-from atrium.db.models import TERMINAL_EVENT, TRANSITIONS, EventKind, RunStatus
+from atrium.db.models import TERMINAL_EVENT, TRANSITIONS, EventKind, Run, RunStatus
 from atrium.kit.time import utcnow
 from atrium.runs import event_repository, events, queue_repository, repository, waiting
 from atrium.runs.broker import Broker
@@ -330,15 +330,7 @@ def answer(
 
 
 def end_wait(
-    session: Session,
-    *,
-    run_id: str,
-    account_id: int,
-    agent_id: str,
-    webhook_url: str | None,
-    ending: Ending,
-    waits: int,
-    now: datetime,
+    session: Session, *, run: _Ended, ending: Ending, waits: int, now: datetime
 ) -> Announcement | None:
     """requires_action -> cancelled (the caller cancelled) or failed (`ACTION_EXPIRED`),
     counted with what the run used before its wait (`ending.usage`); None when the run
@@ -348,28 +340,18 @@ def end_wait(
         **ending.columns(now),
         "cancel_requested": ending.status == RunStatus.CANCELLED,
     }
-    seq = waiting.finish_waiting(session, run_id=run_id, now=now, values=values)
+    seq = waiting.finish_waiting(session, run_id=run.run_id, now=now, values=values)
     if seq is None:
         return None
-    run = _RunRef(run_id, account_id, agent_id, webhook_url)
     return _ended_by_others(session, run=run, ending=ending, seq=seq, now=now, waits=waits)
 
 
-def cancel_queued(
-    session: Session,
-    *,
-    run_id: str,
-    account_id: int,
-    agent_id: str,
-    webhook_url: str | None,
-    now: datetime,
-) -> Announcement | None:
+def cancel_queued(session: Session, *, run: _Ended, now: datetime) -> Announcement | None:
     """queued -> cancelled; None when a worker claimed the run first."""
     ending = Ending(_move(RunStatus.QUEUED, RunStatus.CANCELLED))
-    seq = queue_repository.cancel_queued(session, run_id=run_id, now=now)
+    seq = queue_repository.cancel_queued(session, run_id=run.run_id, now=now)
     if seq is None:
         return None
-    run = _RunRef(run_id, account_id, agent_id, webhook_url)
     return _ended_by_others(session, run=run, ending=ending, seq=seq, now=now)
 
 
@@ -429,6 +411,11 @@ class _RunRef:
     agent_id: str
     webhook_url: str | None
 
+    @classmethod
+    def of(cls, run: Run) -> _RunRef:
+        """Plain values of a request's loaded run, for a step of its transaction."""
+        return cls(run.id, run.account_id, run.agent_id, run.webhook_url)
+
 
 def _ended_by_others(
     session: Session, *, run: _Ended, ending: Ending, seq: int, now: datetime, waits: int = 0
@@ -472,28 +459,12 @@ def _ended(
 
 
 # --- in a request's session ---------------------------------------------------------------------
-async def cancel_in_request(
-    session: AsyncSession,
-    *,
-    broker: Broker,
-    run_id: str,
-    account_id: int,
-    agent_id: str,
-    webhook_url: str | None,
-) -> bool:
+async def cancel_in_request(session: AsyncSession, *, broker: Broker, run: Run) -> bool:
     """Cancel a queued run in the request's transaction (announced once it commits); False
     when a worker claimed it first."""
+    ref = _RunRef.of(run)
     return await _in_request(
-        session,
-        broker,
-        lambda sync: cancel_queued(
-            sync,
-            run_id=run_id,
-            account_id=account_id,
-            agent_id=agent_id,
-            webhook_url=webhook_url,
-            now=utcnow(),
-        ),
+        session, broker, lambda sync: cancel_queued(sync, run=ref, now=utcnow())
     )
 
 
@@ -509,32 +480,15 @@ async def answer_in_request(
     )
 
 
-async def cancel_waiting_in_request(
-    session: AsyncSession,
-    *,
-    broker: Broker,
-    run_id: str,
-    account_id: int,
-    agent_id: str,
-    webhook_url: str | None,
-    usage: Usage,
-    waits: int,
-) -> bool:
+async def cancel_waiting_in_request(session: AsyncSession, *, broker: Broker, run: Run) -> bool:
     """Cancel a run that waits for its caller (no worker holds it) in the request's
-    transaction; False when it stopped waiting first."""
+    transaction, billed what it used before its wait; False when it stopped waiting first."""
+    ref, waits = _RunRef.of(run), run.waits
+    ending = Ending(RunStatus.CANCELLED, usage=Usage.of(run))
     return await _in_request(
         session,
         broker,
-        lambda sync: end_wait(
-            sync,
-            run_id=run_id,
-            account_id=account_id,
-            agent_id=agent_id,
-            webhook_url=webhook_url,
-            ending=Ending(RunStatus.CANCELLED, usage=usage),
-            waits=waits,
-            now=utcnow(),
-        ),
+        lambda sync: end_wait(sync, run=ref, ending=ending, waits=waits, now=utcnow()),
     )
 
 

@@ -130,10 +130,7 @@ async def expire_waits(*, db: Database, broker: Broker, settings: Settings) -> i
         announcement = await db.write_sync(
             functools.partial(
                 lifecycle.end_wait,
-                run_id=run.run_id,
-                account_id=run.account_id,
-                agent_id=run.agent_id,
-                webhook_url=run.webhook_url,
+                run=run,
                 ending=ending,
                 waits=run.waits,
                 now=now,
