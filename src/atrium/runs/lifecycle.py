@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from datetime import datetime, timedelta
 from typing import Any, Protocol
 
@@ -80,14 +80,9 @@ class Usage:
 
     @classmethod
     def of(cls, run: _Counted) -> Usage:
-        """What a stored run consumed so far (a waiting run, before its wait)."""
-        return cls(
-            input_tokens=run.input_tokens,
-            output_tokens=run.output_tokens,
-            requests=run.requests,
-            tool_calls=run.tool_calls,
-            credits_micro=run.credits_micro,
-        )
+        """What a stored run consumed so far (a waiting run, before its wait): its counters
+        carry the names of these fields."""
+        return cls(*(getattr(run, each.name) for each in fields(cls)))
 
     def billing(self) -> dict[str, Any]:
         """The `billing` of the terminal event (credits, never a currency)."""
