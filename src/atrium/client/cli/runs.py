@@ -21,6 +21,7 @@ from atrium.client.cli._shared import (
     console,
     errors,
     print_json,
+    print_result,
     print_table,
 )
 from atrium.client.errors import StreamError, WaitTimeoutError
@@ -396,9 +397,5 @@ def runs_cancel(
                     f"atrium runs get {run_id}[/]"
                 )
                 raise typer.Exit(1) from exc
-    if as_json:
-        print_json(cancelled)
-    else:
-        console.print(
-            Text.assemble((cancelled.run_id, "bold"), "  ", view.status_text(cancelled.status))
-        )
+    status = Text.assemble((cancelled.run_id, "bold"), "  ", view.status_text(cancelled.status))
+    print_result(cancelled, status, as_json=as_json)
