@@ -91,25 +91,12 @@ class _ChunkStream(AsyncStream[ChatCompletionChunk]):
     async def _chunks(self) -> AsyncIterator[ChatCompletionChunk]:
         response = self.response
         try:
-            async for events in self._event_data():
-                merged: ChatCompletionChunk | None = None  # text chunks read together
-                for data in events:
-                    if data.startswith(b"[DONE]"):
-                        if merged is not None:
-                            yield merged
-                        if response.http_version == "HTTP/1.1":  # reuse the connection
-                            await drain_response_async(response)
-                        return
-                    chunk = self._chunk(data)
-                    if merged is not None and _joined(merged, chunk):
-                        continue
-                    if merged is not None:
-                        yield merged
-                    merged = chunk if _plain_text(chunk) else None
-                    if merged is None:
-                        yield chunk
-                if merged is not None:
-                    yield merged
+            async for data in self._event_data():
+                if data.startswith(b"[DONE]"):
+                    if response.http_version == "HTTP/1.1":  # reuse the connection
+                        await drain_response_async(response)
+                    break
+                yield self._chunk(data)
         finally:
             await response.aclose()
 
@@ -131,75 +118,29 @@ class _ChunkStream(AsyncStream[ChatCompletionChunk]):
         process = self._client._process_response_data
         return process(data=payload, cast_to=ChatCompletionChunk, response=self.response)
 
-    async def _event_data(self) -> AsyncIterator[list[bytes]]:
-        """The `data` of each server-sent event (its `data:` lines joined by newlines), as
-        lists of the events complete in each piece read from the socket."""
+    async def _event_data(self) -> AsyncIterator[bytes]:
+        """The `data` of each server-sent event (its `data:` lines joined by newlines)."""
         buffer, data = b"", []
         try:
             async for piece in self.response.aiter_bytes():
                 buffer += piece
                 *lines, buffer = buffer.split(b"\n")
-                events = []
                 for line in lines:
                     line = line.rstrip(b"\r")
                     if not line:  # the end of an event
                         if data:
-                            events.append(b"\n".join(data))
+                            yield b"\n".join(data)
                             data = []
                     elif line.startswith(b"data:"):
                         value = line[5:]
                         data.append(value[1:] if value.startswith(b" ") else value)
                     # other fields (event, id, retry) and comments: unused by chat completions
-                if events:
-                    yield events
             if data:
-                yield [b"\n".join(data)]
+                yield b"\n".join(data)
         except timeout_exceptions() as err:
             raise APITimeoutError(request=self.response.request) from err
         except request_exceptions() as err:
             raise APIConnectionError(request=self.response.request) from err
 
 
-def _plain_text(chunk: ChatCompletionChunk) -> bool:
-    """Whether the chunk is a piece of answer text and nothing else: no tool call, finish,
-    usage, log-probabilities, refusal, vendor field (reasoning text), or `<` (pydantic-ai
-    recognises a thinking tag only as a whole chunk's text, so one is never joined)."""
-    if chunk.usage or chunk.moderation or chunk.model_extra or len(chunk.choices) != 1:
-        return False
-    choice = chunk.choices[0]
-    delta = choice.delta
-    return (
-        choice.index == 0
-        and choice.finish_reason is None
-        and choice.logprobs is None
-        and not choice.model_extra
-        and delta.model_fields_set <= _TEXT_FIELDS
-        and not delta.model_extra
-        and isinstance(delta.content, str)
-        and "<" not in delta.content
-    )
-
-
-def _joined(merged: ChatCompletionChunk, chunk: ChatCompletionChunk) -> bool:
-    """Append `chunk`'s text to `merged` when both are plain text of the same response.
-
-    Text chunks that arrived in one read are one delta for pydantic-ai: each event passes
-    about ten async-generator layers of its stream handling (a third of the server's CPU under
-    `bench/streaming_bench.py`), and the run's events coalesce them anyway (`RunRecorder`).
-    """
-    delta = merged.choices[0].delta
-    if not (
-        _plain_text(chunk)
-        and chunk.id == merged.id
-        and chunk.model == merged.model
-        and chunk.system_fingerprint == merged.system_fingerprint
-        and chunk.service_tier == merged.service_tier
-        and chunk.choices[0].delta.role in (None, delta.role)
-    ):
-        return False
-    delta.content = (delta.content or "") + (chunk.choices[0].delta.content or "")
-    return True
-
-
-_TEXT_FIELDS = frozenset({"content", "role"})
 _STREAM_ERROR = "An error occurred during streaming"
