@@ -65,7 +65,7 @@ class _Chat(AsyncChat):
 
 
 class _Completions(AsyncCompletions):
-    async def create(self, **params: Any) -> Any:  # type: ignore[override]
+    async def create(self, **params: Any) -> Any:
         if params.get("stream") is not True:
             return await super().create(**params)
         given = {name: params.pop(name) for name in _OPTIONS if name in params}
@@ -120,7 +120,7 @@ class _ChunkStream(AsyncStream[ChatCompletionChunk]):
 
     async def _event_data(self) -> AsyncIterator[bytes]:
         """The `data` of each server-sent event (its `data:` lines joined by newlines)."""
-        buffer, data = b"", []
+        buffer, data = b"", list[bytes]()
         try:
             async for piece in self.response.aiter_bytes():
                 buffer += piece
