@@ -31,6 +31,8 @@ from atrium.client.models import (
     RunEvent,
     RunPage,
     RunRestarted,
+    ToolCalled,
+    ToolReturned,
 )
 
 runs_app = App(help="Agent runs: list, show, follow, answer, cancel.", no_args_is_help=True)
@@ -205,6 +207,7 @@ class _PlainView:
     def __init__(self) -> None:
         self.wrote_text = False
         self._open_line = False  # model text written that did not end its line
+        self._tools = view.ToolLines()
 
     def apply(self, event: RunEvent) -> None:
         if isinstance(event, MessageDelta):
@@ -215,6 +218,9 @@ class _PlainView:
         elif isinstance(event, RunRestarted):
             self._end_line()
             errors.print(f"[yellow]{view.restart_note(event.attempt)}[/]")
+        elif isinstance(event, ToolCalled | ToolReturned):
+            self._end_line()
+            errors.print(self._tools.line(event), soft_wrap=True, highlight=False)
         elif event.event in ("run.started", "artifact.created", "run.requires_action") or (
             event.terminal
         ):
