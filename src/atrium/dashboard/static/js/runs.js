@@ -227,7 +227,7 @@ export async function runView({ main, params: [runId], signal }) {
   const eventList = h("ol", { class: "events", "aria-label": "Events" });
   const eventCount = h("span", { class: "muted small" });
   const output = h("pre", { class: "output", tabindex: "0", "aria-label": "Result text" });
-  const prompt = h("pre", { class: "output prompt", tabindex: "0", "aria-label": "Prompt" }, run.prompt);
+  const prompt = h("pre", { class: "output prompt", tabindex: "0", "aria-label": "Prompt text" }, run.prompt);
   const resultNote = h("p", { class: "muted small" });
   const artifactsBox = h("div");
   const billingBox = h("div");
