@@ -73,7 +73,9 @@ def atrium(tmp_path: Path) -> Iterator[tuple[str, str]]:
     settings = dict(word.split("=", 1) for word in shlex.split(start) if "=" in word)
     port = free_port()
     url = f"http://127.0.0.1:{port}"
-    env = atrium_env(ATRIUM_DATABASE_URL=f"sqlite+aiosqlite:///{tmp_path / 'atrium.db'}", **settings)
+    env = atrium_env(
+        ATRIUM_DATABASE_URL=f"sqlite+aiosqlite:///{tmp_path / 'atrium.db'}", **settings
+    )
     log = tmp_path / "serve.log"
     with log.open("w") as out:
         process = subprocess.Popen(

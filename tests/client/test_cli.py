@@ -165,7 +165,7 @@ def test_run_live_in_a_terminal(user: Server, proxy: DroppingProxy, slow_agent: 
 
 TOOL_SCRIPT = (
     'Keep a note.\ncall write_artifact {"name": "note.md", "content": "x"}\n'
-    "call read_artifact {\"name\": \"nope.md\"}"
+    'call read_artifact {"name": "nope.md"}'
 )
 
 

@@ -120,7 +120,9 @@ class McpExample:
 
 
 @pytest.fixture(scope="session")
-def mcp_example(tmp_path_factory: pytest.TempPathFactory, chromium_path: str) -> Iterator[McpExample]:
+def mcp_example(
+    tmp_path_factory: pytest.TempPathFactory, chromium_path: str
+) -> Iterator[McpExample]:
     """The README's example MCP server (`examples/mcp_server.py`) on a loopback port."""
     port = free_port()
     log = tmp_path_factory.mktemp("mcp-example") / "mcp.log"
