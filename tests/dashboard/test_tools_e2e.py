@@ -11,8 +11,8 @@ from typing import Any
 import httpx
 import pytest
 
-from tests.dashboard.conftest import McpExample, Server, shot
-from tests.dashboard.test_e2e import expect, sign_in
+from tests.dashboard.conftest import DESKTOP, PHONE, McpExample, Server, shot
+from tests.dashboard.test_e2e import OVERFLOW, UNLABELLED, expect, sign_in
 
 pytestmark = pytest.mark.usefixtures("chromium_path")
 SECRET = "Bearer dashboard-zebra-7781"
@@ -92,6 +92,12 @@ async def test_agent_editor_tools_schema_and_a_run_with_tool_events(
     assert SECRET not in await page.content()
     await page.get_by_label("Description", exact=True).fill("Looks words up")
     await shot(page, "desktop-agent-tools-edit")
+    # Every control of the cards is labelled, and the editor fits a phone.
+    assert await page.evaluate(UNLABELLED) == []
+    await page.set_viewport_size(PHONE)
+    assert await page.evaluate(OVERFLOW) <= 0, "the agent editor scrolls sideways on a phone"
+    await shot(page, "phone-agent-tools-edit")
+    await page.set_viewport_size(DESKTOP)
     async with page.expect_request(lambda request: request.method == "PUT") as put:
         await page.get_by_role("button", name="Save changes").click()
     sent = json.loads((await put.value).post_data)
@@ -136,3 +142,4 @@ async def test_agent_editor_tools_schema_and_a_run_with_tool_events(
     await expect(first.locator("td[data-label=Prompt]")).to_contain_text("Define it.")
     await expect(first.locator("td[data-label=Model]")).to_have_text("atrium:offline")
     await expect(first.locator("td[data-label=Result]")).to_have_text('{"answer":"a hall"}')
+    assert await page.evaluate(OVERFLOW) <= 0, "the runs list scrolls sideways"

@@ -73,7 +73,7 @@ export async function runsView({ main, query, signal }) {
   });
 
   const tbody = h("tbody");
-  const table = h("table", { class: "cards" },
+  const table = h("table", { class: "cards runs" },
     h("caption", { class: "visually-hidden" }, "Runs, newest first"),
     h("thead", {}, h("tr", {}, ["Run", "Status", "Prompt", "Agent", "Model", "Created", "Credits", "Result"].map(
       (name) => h("th", { scope: "col", class: name === "Credits" ? "num" : null }, name)))),
