@@ -20,10 +20,10 @@ from tests.processes import (
     ATRIUM,
     atrium_env,
     free_port,
+    listening,
     new_account_key,
     stop_process,
     wait_for_http,
-    wait_for_port,
 )
 
 ROOT = Path(__file__).parents[1]
@@ -97,18 +97,8 @@ def example_server(tmp_path: Path) -> Iterator[tuple[int, Path]]:
     pytest.importorskip("fastmcp.server", reason="fastmcp (the server) is not installed")
     port = free_port()
     log = tmp_path / "mcp.log"
-    with log.open("w") as out:
-        process = subprocess.Popen(
-            [*shlex.split(_ours(lines[-1])), "--port", str(port)],
-            cwd=ROOT,
-            stdout=out,
-            stderr=subprocess.STDOUT,
-        )
-        try:
-            wait_for_port(port, process=process, log=log)
-            yield port, log
-        finally:
-            stop_process(process)
+    with listening([*shlex.split(_ours(lines[-1])), "--port", str(port)], port, log, cwd=ROOT):
+        yield port, log
 
 
 def test_the_readme_steps_run_and_print_what_it_shows(

@@ -23,10 +23,10 @@ from tests.processes import (
     ATRIUM,
     atrium_env,
     free_port,
+    listening,
     new_account_key,
     stop_process,
     wait_for_http,
-    wait_for_port,
 )
 
 SCREENSHOTS = Path(__file__).parent / "screenshots"
@@ -126,17 +126,8 @@ def mcp_example(
     """The README's example MCP server (`examples/mcp_server.py`) on a loopback port."""
     port = free_port()
     log = tmp_path_factory.mktemp("mcp-example") / "mcp.log"
-    with log.open("w") as out:
-        process = subprocess.Popen(
-            [sys.executable, str(EXAMPLE_MCP_SERVER), "--port", str(port)],
-            stdout=out,
-            stderr=subprocess.STDOUT,
-        )
-        try:
-            wait_for_port(port, process=process, log=log)
-            yield McpExample(url=f"http://127.0.0.1:{port}/mcp", log=log)
-        finally:
-            stop_process(process)
+    with listening([sys.executable, str(EXAMPLE_MCP_SERVER), "--port", str(port)], port, log):
+        yield McpExample(url=f"http://127.0.0.1:{port}/mcp", log=log)
 
 
 @pytest.fixture(scope="session")
