@@ -32,6 +32,8 @@ from atrium.client.models import (
     RunEvent,
     RunPage,
     RunRestarted,
+    ToolCalled,
+    ToolReturned,
 )
 
 runs_app = App(help="Agent runs: list, show, follow, answer, cancel.", no_args_is_help=True)
@@ -206,6 +208,7 @@ class _PlainView:
     def __init__(self) -> None:
         self.wrote_text = False
         self._open_line = False  # model text written that did not end its line
+        self._tools = view.ToolLines()
 
     def apply(self, event: RunEvent) -> None:
         if isinstance(event, MessageDelta):
@@ -216,6 +219,9 @@ class _PlainView:
         elif isinstance(event, RunRestarted):
             self._end_line()
             errors.print(f"[yellow]{view.restart_note(event.attempt)}[/]")
+        elif isinstance(event, ToolCalled | ToolReturned):
+            self._end_line()
+            errors.print(self._tools.line(event), soft_wrap=True, highlight=False)
         elif event.event in ("run.started", "artifact.created", "run.requires_action") or (
             event.terminal
         ):
