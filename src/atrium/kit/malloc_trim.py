@@ -16,6 +16,7 @@ import logging
 import sys
 import threading
 from collections.abc import Callable
+from dataclasses import dataclass
 
 log = logging.getLogger("atrium.memory")
 
@@ -33,8 +34,19 @@ def _malloc_trim() -> Callable[[], int] | None:
     return lambda: int(trim(0))
 
 
-def start_trimming(every_seconds: float) -> threading.Thread | None:
-    """A daemon thread calling `malloc_trim(0)` every `every_seconds` (0: none)."""
+@dataclass(frozen=True, slots=True)
+class Trimming:
+    thread: threading.Thread
+    stopping: threading.Event
+
+    def stop(self) -> None:
+        self.stopping.set()
+        self.thread.join()
+
+
+def start_trimming(every_seconds: float) -> Trimming | None:
+    """A daemon thread calling `malloc_trim(0)` every `every_seconds` (0: none). Processes
+    leave it running until they exit."""
     trim = _malloc_trim()
     if trim is None or every_seconds <= 0:
         return None
@@ -50,4 +62,4 @@ def start_trimming(every_seconds: float) -> threading.Thread | None:
 
     thread = threading.Thread(target=loop, name="atrium-malloc-trim", daemon=True)
     thread.start()
-    return thread
+    return Trimming(thread, stop)
