@@ -65,6 +65,7 @@ class Tally:
     # 408s: on a starved machine this client's loop can take longer than the server's head
     # timeout between opening a connection and sending its request; retried.
     timeouts: int = 0
+    busy: int = 0  # 503 BUSY (no database connection free in time): retried after Retry-After
     unfinished: int = 0  # followers that never saw their run end
     statuses: dict[str, int] = field(default_factory=dict)
     last_done: float = 0.0
@@ -89,6 +90,10 @@ async def _create(http: httpx.AsyncClient, agent_id: str, index: int, tally: Tal
         if response.status_code == 408:  # this client's own loop lagged between connect and send
             tally.timeouts += 1
             continue
+        if response.status_code == 503:
+            tally.busy += 1
+            await asyncio.sleep(float(response.headers.get("Retry-After", "1")))
+            continue
         response.raise_for_status()
         run_id: str = response.json()["run_id"]
         return run_id
@@ -108,6 +113,10 @@ async def _follow(http: httpx.AsyncClient, run_id: str, tally: Tally) -> str | N
                     return None
                 if response.status_code == 408:  # see `_create`
                     tally.timeouts += 1
+                    continue
+                if response.status_code == 503:  # see `_create`
+                    tally.busy += 1
+                    await asyncio.sleep(float(response.headers.get("Retry-After", "1")))
                     continue
                 response.raise_for_status()
                 async for _arrived, frame in sse_frames(response):
@@ -248,6 +257,7 @@ async def burst(
     print(
         f"429 refusals: {tally.refused}; followers that polled: {tally.polled}; "
         f"stream reconnects: {tally.reconnects}; 408s retried: {tally.timeouts}; "
+        f"503s retried: {tally.busy}; "
         f"without a terminal event: {tally.unfinished}; outcomes: {tally.statuses}",
         flush=True,
     )
