@@ -24,7 +24,6 @@ from atrium.auth import repository as auth_repository
 from atrium.auth import service as auth_service
 from atrium.db.engine import Database
 from atrium.db.migrate import upgrade
-from atrium.kit.malloc_trim import start_trimming
 from atrium.observability.logs import install_log_escaping
 from atrium.settings import Settings
 
@@ -116,7 +115,6 @@ def serve(settings: Settings, *, host: str, port: int) -> None:
 
     application = create_app(settings)
     tune_gc()
-    start_trimming(settings.malloc_trim_seconds)
     uvicorn.run(
         application,
         host=host,
@@ -133,7 +131,6 @@ def work(settings: Settings) -> None:
     from atrium.worker.process import run_worker_process
 
     tune_gc()
-    start_trimming(settings.malloc_trim_seconds)
     asyncio.run(run_worker_process(settings))
 
 

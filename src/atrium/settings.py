@@ -148,12 +148,6 @@ class Settings(BaseSettings):
     run_poll_seconds: float = Field(
         2.0, gt=0, description="Safety-net poll of the queue; new runs wake workers at once."
     )
-    malloc_trim_seconds: float = Field(
-        60.0,
-        ge=0,
-        description="How often a server or worker process hands the C allocator's free pages "
-        "back to the system (glibc `malloc_trim`; 0: never).",
-    )
     shutdown_timeout_seconds: float = Field(
         30.0,
         gt=0,
