@@ -405,7 +405,7 @@ def atrium_cluster(
                         stderr=subprocess.STDOUT,
                     )
                 )
-        deadline = time.monotonic() + 120
+        deadline = time.monotonic() + 300  # start-up is imports: minutes on a loaded machine
         for url, process in zip(cluster.urls, cluster.apis, strict=True):
             while True:
                 if process.poll() is not None or time.monotonic() > deadline:

@@ -65,11 +65,6 @@ class Settings(BaseSettings):
     sqlite_busy_timeout_ms: int = Field(
         10_000, ge=0, description="How long SQLite waits on a locked database."
     )
-    sqlite_cache_kib: int = Field(
-        2000,
-        ge=64,
-        description="Page cache of each SQLite connection, KiB (a process opens 11).",
-    )
 
     # --- outbound requests and DNS (webhooks, MCP servers, domain verification) -----------------
     allow_private_targets: bool = Field(

@@ -71,7 +71,6 @@ def _configure_sqlite(
         cursor.execute(f"PRAGMA busy_timeout={int(settings.sqlite_busy_timeout_ms)}")
         cursor.execute("PRAGMA foreign_keys=ON")
         cursor.execute("PRAGMA synchronous=NORMAL")
-        cursor.execute(f"PRAGMA cache_size=-{int(settings.sqlite_cache_kib)}")
         cursor.close()
 
     if not transactions:
