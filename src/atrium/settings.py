@@ -57,6 +57,11 @@ class Settings(BaseSettings):
     )
     log_level: str = Field("INFO", description="Log level of the atrium loggers.")
     db_pool_size: int = Field(10, ge=1, description="Connection pool size (PostgreSQL).")
+    db_pool_timeout_seconds: float = Field(
+        30.0,
+        gt=0,
+        description="Longest a request waits for a pooled connection (PostgreSQL); then 503 BUSY.",
+    )
     sqlite_busy_timeout_ms: int = Field(
         10_000, ge=0, description="How long SQLite waits on a locked database."
     )
