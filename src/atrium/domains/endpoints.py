@@ -25,7 +25,7 @@ from atrium.http.deps import (
     SettingsDep,
 )
 from atrium.kit.form_body import FormFields
-from atrium.kit.listing import ListQuery, record_id
+from atrium.kit.listing import ListQuery, RecordId, record_id
 from atrium.kit.pagination import laravel_page
 
 router = APIRouter(prefix="/domains", tags=["domains"])
@@ -68,7 +68,7 @@ async def list_domains(
 
 @router.get("/{id}")
 async def show_domain(
-    id: str, session: SessionDep, principal: CurrentPrincipal, settings: SettingsDep
+    id: RecordId, session: SessionDep, principal: CurrentPrincipal, settings: SettingsDep
 ) -> DomainEnvelope:
     """One domain of the account."""
     domain = await service.get_domain(session, account_id=principal.account_id, domain_id=_id(id))
@@ -91,7 +91,7 @@ async def store_domain(
 
 @router.post("/{id}/verify")
 async def verify_domain(
-    id: str,
+    id: RecordId,
     db: DatabaseDep,
     resolver: ResolverDep,
     principal: CurrentPrincipal,
@@ -112,7 +112,7 @@ async def verify_domain(
 @router.put("/{id}", openapi_extra=_UPDATE_BODY)
 @router.patch("/{id}", openapi_extra=_UPDATE_BODY)
 async def update_domain(
-    id: str,
+    id: RecordId,
     fields: FormFields,
     session: SessionDep,
     principal: CurrentPrincipal,
@@ -126,7 +126,9 @@ async def update_domain(
 
 
 @router.delete("/{id}")
-async def delete_domain(id: str, session: SessionDep, principal: CurrentPrincipal) -> DomainDeleted:
+async def delete_domain(
+    id: RecordId, session: SessionDep, principal: CurrentPrincipal
+) -> DomainDeleted:
     """Delete a domain of the account."""
     deleted = await service.delete_domain(
         session, account_id=principal.account_id, domain_id=_id(id)

@@ -10,7 +10,7 @@ from pydantic import BaseModel
 from atrium.errors import NotFound
 from atrium.http.deps import CurrentPrincipal, SessionDep, SettingsDep
 from atrium.kit.form_body import FormFields
-from atrium.kit.listing import ListQuery, record_id
+from atrium.kit.listing import ListQuery, RecordId, record_id
 from atrium.kit.pagination import laravel_page
 from atrium.spaces import service
 from atrium.spaces.schemas import (
@@ -61,7 +61,9 @@ async def list_spaces(
 
 
 @router.get("/{id}")
-async def show_space(id: str, session: SessionDep, principal: CurrentPrincipal) -> SpaceEnvelope:
+async def show_space(
+    id: RecordId, session: SessionDep, principal: CurrentPrincipal
+) -> SpaceEnvelope:
     """One space of the account."""
     space = await service.get_space(session, account_id=principal.account_id, space_id=_id(id))
     return SpaceEnvelope(data=SpaceOut.of(space), status=200)
@@ -79,7 +81,7 @@ async def store_space(
 @router.put("/{id}", openapi_extra=_UPDATE_BODY)
 @router.patch("/{id}", openapi_extra=_UPDATE_BODY)
 async def update_space(
-    id: str, fields: FormFields, session: SessionDep, principal: CurrentPrincipal
+    id: RecordId, fields: FormFields, session: SessionDep, principal: CurrentPrincipal
 ) -> SpaceEnvelope:
     """Update `name` and/or `color`; absent fields are kept."""
     space = await service.update_space(
@@ -89,7 +91,9 @@ async def update_space(
 
 
 @router.delete("/{id}")
-async def delete_space(id: str, session: SessionDep, principal: CurrentPrincipal) -> SpaceDeleted:
+async def delete_space(
+    id: RecordId, session: SessionDep, principal: CurrentPrincipal
+) -> SpaceDeleted:
     """Delete a space of the account."""
     deleted = await service.delete_space(session, account_id=principal.account_id, space_id=_id(id))
     return SpaceDeleted(id=deleted)

@@ -1,0 +1,48 @@
+"""JSON Schema fragments for the OpenAPI document: the rules the parsers enforce, stated so that
+generated clients and fuzzers send what the server takes (issue 19, item 7).
+
+Patterns are written for both dialects that read them: ECMA 262 (JSON Schema validators) and
+Python's `re` (generators such as Hypothesis).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+# What `str.strip()` removes (`str.isspace`): a value the server trims may be padded with these.
+_SPACE = r"\t-\r\x1c-\x20\x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000"
+# `kit.listing.has_control_characters`: C0 controls and DEL.
+_NOT_CONTROL = r"[^\x00-\x1f\x7f]"
+
+
+def trimmed_text(max_length: int, *, required: bool = False) -> str:
+    """A pattern for text the server trims, then refuses when it holds a control character or
+    is longer than `max_length` (or, `required`, is empty)."""
+    middle = f"{_NOT_CONTROL}{{0,{max_length}}}"
+    if required:  # a first character that trimming keeps, then at most max_length - 1 more
+        middle = f"[^{_SPACE}\\x00-\\x1f\\x7f]{_NOT_CONTROL}{{0,{max_length - 1}}}"
+    return f"^[{_SPACE}]*{middle}[{_SPACE}]*$"
+
+
+def trimmed_choice(*choices: str) -> str:
+    """A pattern for one of `choices`, as the server reads it (trimmed)."""
+    return f"^[{_SPACE}]*({'|'.join(choices)})[{_SPACE}]*$"
+
+
+# Text without NUL: PostgreSQL refuses NUL in text, so every parser refuses it.
+WITHOUT_NUL = r"^[^\x00]*$"
+
+
+def integer(minimum: int, maximum: int, **extra: Any) -> dict[str, Any]:
+    """An integer parameter the server reads from text (path, query, header)."""
+    return {"type": "integer", "minimum": minimum, "maximum": maximum, **extra}
+
+
+# `Idempotency-Key`: 1 to 200 printable characters (`str.isprintable`) of a header (Latin-1),
+# the first and last not a space (HTTP strips those from a header value).
+_PRINTABLE = r"\x21-\x7e\xa1-\xac\xae-\xff"
+IDEMPOTENCY_KEY: dict[str, Any] = {
+    "pattern": f"^[{_PRINTABLE}]([ {_PRINTABLE}]{{0,198}}[{_PRINTABLE}])?$",
+    "description": "1 to 200 printable characters; a retry with the same key and body replays "
+    "the first answer.",
+}
