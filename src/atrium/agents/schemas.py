@@ -13,6 +13,7 @@ from pydantic import (
     StringConstraints,
     field_validator,
 )
+from pydantic.json_schema import SkipJsonSchema
 
 from atrium.agents.config import (
     DEFAULT_MODEL,
@@ -28,6 +29,7 @@ from atrium.agents.json_schemas import OutputSchema
 from atrium.agents.tools import Tool, ToolList, masked
 from atrium.db.models import Agent
 from atrium.kit.time import isoformat
+from atrium.kit.wire_schemas import UNICODE_CONTROL, WITHOUT_NUL, trimmed_text_schema
 
 MAX_NAME_LENGTH = 100
 MAX_DESCRIPTION_LENGTH = 2_000
@@ -52,16 +54,28 @@ def _check_model(value: str) -> str:
     return value
 
 
+# The `json_schema_extra` patterns state the validators' rules in the OpenAPI document.
 AgentName = Annotated[
     str,
     StringConstraints(strip_whitespace=True, min_length=1, max_length=MAX_NAME_LENGTH),
     AfterValidator(_printable_name),
+    Field(
+        json_schema_extra=trimmed_text_schema(
+            MAX_NAME_LENGTH, required=True, control=UNICODE_CONTROL
+        )
+    ),
 ]
 AgentDescription = Annotated[
-    str, StringConstraints(max_length=MAX_DESCRIPTION_LENGTH), AfterValidator(_no_nul)
+    str,
+    StringConstraints(max_length=MAX_DESCRIPTION_LENGTH),
+    AfterValidator(_no_nul),
+    Field(json_schema_extra={"pattern": WITHOUT_NUL}),
 ]
 Instructions = Annotated[
-    str, StringConstraints(max_length=MAX_INSTRUCTIONS_LENGTH), AfterValidator(_no_nul)
+    str,
+    StringConstraints(max_length=MAX_INSTRUCTIONS_LENGTH),
+    AfterValidator(_no_nul),
+    Field(json_schema_extra={"pattern": WITHOUT_NUL}),
 ]
 MaxOutputTokens = Annotated[int, Field(gt=0, le=MAX_OUTPUT_TOKENS)]
 ModelName = Annotated[
@@ -114,9 +128,10 @@ class AgentCreate(_Strict):
 class AgentUpdate(_Strict):
     """PUT: the fields present replace the agent's; config keys present replace those keys."""
 
-    name: AgentName | None = None
-    description: AgentDescription | None = None
-    config: AgentConfigIn | None = None
+    # Optional but never null (`_not_null`): the document shows no null either.
+    name: AgentName | SkipJsonSchema[None] = None
+    description: AgentDescription | SkipJsonSchema[None] = None
+    config: AgentConfigIn | SkipJsonSchema[None] = None
 
     @field_validator("name", "description", "config", mode="before")
     @classmethod

@@ -7,6 +7,7 @@ the Bearer scheme, and the `X-RateLimit-*` headers on every response.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from fastapi import FastAPI
@@ -140,10 +141,16 @@ def build_openapi(app: FastAPI) -> dict[str, Any]:
     return schema
 
 
-def install(app: FastAPI) -> None:
+def install(app: FastAPI, *, amendments: Sequence[Callable[[dict[str, Any]], None]] = ()) -> None:
+    """Serve `build_openapi`'s document, edited by `amendments`: what the features know of this
+    deployment (which models its settings make usable)."""
+
     def openapi() -> dict[str, Any]:
         if app.openapi_schema is None:
-            app.openapi_schema = build_openapi(app)
+            schema = build_openapi(app)
+            for amend in amendments:
+                amend(schema)
+            app.openapi_schema = schema
         return app.openapi_schema
 
     app.openapi = openapi  # type: ignore[method-assign]
