@@ -15,7 +15,7 @@ from typing import Annotated, Any, Final, cast
 from jsonschema import Draft202012Validator
 from jsonschema.exceptions import SchemaError
 from jsonschema.validators import validator_for
-from pydantic import AfterValidator
+from pydantic import AfterValidator, WithJsonSchema
 from pydantic_ai import StructuredDict
 from pydantic_ai.exceptions import UserError
 
@@ -93,5 +93,32 @@ def check_object_schema(schema: dict[str, Any]) -> dict[str, Any]:
     return schema
 
 
-OutputSchema = Annotated[dict[str, Any], AfterValidator(check_object_schema)]
+# What the OpenAPI document shows: an object schema of typed properties. The server takes any
+# object schema `check_object_schema` passes; this is the part a generator can fill and stay
+# within it (a whole meta-schema is no template for valid schemas).
+_DOCUMENTED_SCHEMA: Final[dict[str, Any]] = {
+    "type": "object",
+    "description": 'A JSON Schema of `"type": "object"` (docs/runs.md: structured output).',
+    "required": ["type"],
+    "properties": {
+        "type": {"const": "object"},
+        "properties": {
+            "type": "object",
+            "propertyNames": {"pattern": r"^[^\x00]*$"},
+            "additionalProperties": {
+                "type": "object",
+                "required": ["type"],
+                "properties": {
+                    "type": {"enum": ["string", "integer", "number", "boolean"]},
+                    "description": {"type": "string", "pattern": r"^[^\x00]*$"},
+                },
+                "additionalProperties": False,
+            },
+        },
+    },
+    "additionalProperties": False,
+}
+OutputSchema = Annotated[
+    dict[str, Any], AfterValidator(check_object_schema), WithJsonSchema(_DOCUMENTED_SCHEMA)
+]
 """`config.output_schema`: the JSON Schema of a run's result."""

@@ -13,7 +13,6 @@ from pydantic import (
     StringConstraints,
     field_validator,
 )
-from pydantic.json_schema import SkipJsonSchema
 
 from atrium.agents.config import (
     DEFAULT_MODEL,
@@ -125,13 +124,24 @@ class AgentCreate(_Strict):
     config: AgentConfigIn = Field(default_factory=AgentConfigIn)
 
 
+def _never_null(schema: dict[str, Any]) -> None:
+    """Each property's schema without its `null` variant (nor a `null` default)."""
+    for name, field_schema in schema.get("properties", {}).items():
+        variants = [v for v in field_schema.pop("anyOf", []) if v != {"type": "null"}]
+        field_schema.pop("default", None)
+        if len(variants) == 1:
+            schema["properties"][name] = {**variants[0], **field_schema}
+
+
 class AgentUpdate(_Strict):
     """PUT: the fields present replace the agent's; config keys present replace those keys."""
 
     # Optional but never null (`_not_null`): the document shows no null either.
-    name: AgentName | SkipJsonSchema[None] = None
-    description: AgentDescription | SkipJsonSchema[None] = None
-    config: AgentConfigIn | SkipJsonSchema[None] = None
+    model_config = ConfigDict(json_schema_extra=lambda schema: _never_null(schema))
+
+    name: AgentName | None = None
+    description: AgentDescription | None = None
+    config: AgentConfigIn | None = None
 
     @field_validator("name", "description", "config", mode="before")
     @classmethod

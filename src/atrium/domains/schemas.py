@@ -5,12 +5,14 @@ from __future__ import annotations
 from typing import Literal
 
 from pydantic import BaseModel, Field
+from pydantic.json_schema import SkipJsonSchema
 
 from atrium.db.models import Domain
 from atrium.domains.rules import domain_url
 from atrium.domains.verification import txt_name
 from atrium.kit.pagination import PageLinks, PageMeta
 from atrium.kit.time import isoformat
+from atrium.kit.wire_schemas import FORM_DOMAIN_NAME, FORM_PAGE_URL
 
 
 class DomainVerification(BaseModel):
@@ -72,16 +74,27 @@ class DomainDeleted(BaseModel):
     status: int = 200
 
 
-class DomainForm(BaseModel):
-    """Store: `name` required, the two pages optional (the body the OpenAPI document shows)."""
+_NAME = Field(
+    description="Host name (at most 255), unique in the deployment; upper case, Unicode and a "
+    "scheme are taken too, and normalised.",
+    json_schema_extra=FORM_DOMAIN_NAME,
+)
+_PAGE = Field(
+    None, description="Absolute http(s) URL; empty clears.", json_schema_extra=FORM_PAGE_URL
+)
 
-    name: str = Field(description="Host name (at most 255), unique in the deployment.")
-    index_page: str | None = Field(None, description="Absolute http(s) URL; empty clears.")
-    not_found_page: str | None = Field(None, description="Absolute http(s) URL; empty clears.")
+
+class DomainForm(BaseModel):
+    """Store: `name` required, the two pages optional (the body the OpenAPI document shows:
+    form fields are text, so no null)."""
+
+    name: str = _NAME
+    index_page: str | SkipJsonSchema[None] = _PAGE
+    not_found_page: str | SkipJsonSchema[None] = _PAGE
 
 
 class DomainUpdateForm(BaseModel):
     """Update: only the two pages (`name` is not updatable: sending it is a 400)."""
 
-    index_page: str | None = Field(None, description="Absolute http(s) URL; empty clears.")
-    not_found_page: str | None = Field(None, description="Absolute http(s) URL; empty clears.")
+    index_page: str | SkipJsonSchema[None] = _PAGE
+    not_found_page: str | SkipJsonSchema[None] = _PAGE

@@ -72,7 +72,24 @@ IDEMPOTENCY_KEY: dict[str, Any] = {
 # than what the server takes (any public host, percent-encoding, a query), so that every URL the
 # document allows is accepted; the description says the rest.
 _LABEL = r"[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?"
+_HTTP_URL = rf"https?://({_LABEL}\.)+[a-z]{{2,63}}(:[1-9][0-9]{{0,3}})?(/[A-Za-z0-9._~/-]*)?"
 PUBLIC_URL: dict[str, Any] = {
-    "pattern": rf"^https?://({_LABEL}\.)+[a-z]{{2,63}}(:[1-9][0-9]{{0,3}})?(/[A-Za-z0-9._~/-]*)?$",
+    "pattern": f"^{_HTTP_URL}$",
+    "maxLength": 2048,
+}
+
+
+# Form fields (phpShort's groups) are trimmed by the server and are text on the wire: no null.
+# A host name of two or more LDH labels, in lower case (the server also takes upper case,
+# Unicode and a scheme, and normalises them; a generator needs only this).
+FORM_DOMAIN_NAME: dict[str, Any] = {
+    "type": "string",
+    "pattern": f"^[{_SPACE}]*({_LABEL}\\.)+[a-z]{{2,63}}[{_SPACE}]*$",
+    "maxLength": 253,
+}
+# An absolute http(s) URL, or empty (which clears the page).
+FORM_PAGE_URL: dict[str, Any] = {
+    "type": "string",
+    "pattern": f"^[{_SPACE}]*({_HTTP_URL})?[{_SPACE}]*$",
     "maxLength": 2048,
 }

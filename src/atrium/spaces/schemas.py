@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, Field
+from pydantic.json_schema import SkipJsonSchema
 
 from atrium.db.models import Space
 from atrium.kit.pagination import PageLinks, PageMeta
 from atrium.kit.time import isoformat
+from atrium.kit.wire_schemas import trimmed_text_schema
+from atrium.spaces.service import MAX_NAME_LENGTH
 
 
 class SpaceOut(BaseModel):
@@ -52,15 +55,23 @@ class SpaceDeleted(BaseModel):
     status: int = 200
 
 
+# Trimmed, then 1 to 32 characters without control characters (form fields are text: no null).
+_NAME: dict[str, Any] = {
+    "json_schema_extra": trimmed_text_schema(MAX_NAME_LENGTH, required=True),
+}
+
+
 class SpaceForm(BaseModel):
     """Store: `name` required, `color` 1-6 (default 1)."""
 
-    name: str = Field(description="1 to 32 characters, unique in the account.")
-    color: int | None = Field(None, ge=1, le=6, description="1 to 6; default 1.")
+    name: str = Field(description="1 to 32 characters, unique in the account.", **_NAME)
+    color: int | SkipJsonSchema[None] = Field(None, ge=1, le=6, description="1 to 6; default 1.")
 
 
 class SpaceUpdateForm(BaseModel):
     """Update: both optional; absent fields are kept."""
 
-    name: str | None = Field(None, description="1 to 32 characters, unique in the account.")
-    color: int | None = Field(None, ge=1, le=6, description="1 to 6.")
+    name: str | SkipJsonSchema[None] = Field(
+        None, description="1 to 32 characters, unique in the account.", **_NAME
+    )
+    color: int | SkipJsonSchema[None] = Field(None, ge=1, le=6, description="1 to 6.")
