@@ -93,10 +93,10 @@ def check_object_schema(schema: dict[str, Any]) -> dict[str, Any]:
     return schema
 
 
-# What the OpenAPI document shows: an object schema of typed properties. The server takes any
-# object schema `check_object_schema` passes; this is the part a generator can fill and stay
-# within it (a whole meta-schema is no template for valid schemas).
-_DOCUMENTED_SCHEMA: Final[dict[str, Any]] = {
+# What the OpenAPI document shows: an object schema of typed properties, other keywords allowed
+# (the server takes any object schema `check_object_schema` passes, and JSON Schema ignores
+# keywords it does not know; a whole meta-schema is no template a generator can fill).
+DOCUMENTED_SCHEMA: Final[dict[str, Any]] = {
     "type": "object",
     "description": 'A JSON Schema of `"type": "object"` (docs/runs.md: structured output).',
     "required": ["type"],
@@ -112,13 +112,11 @@ _DOCUMENTED_SCHEMA: Final[dict[str, Any]] = {
                     "type": {"enum": ["string", "integer", "number", "boolean"]},
                     "description": {"type": "string", "pattern": r"^[^\x00]*$"},
                 },
-                "additionalProperties": False,
             },
         },
     },
-    "additionalProperties": False,
 }
 OutputSchema = Annotated[
-    dict[str, Any], AfterValidator(check_object_schema), WithJsonSchema(_DOCUMENTED_SCHEMA)
+    dict[str, Any], AfterValidator(check_object_schema), WithJsonSchema(DOCUMENTED_SCHEMA)
 ]
 """`config.output_schema`: the JSON Schema of a run's result."""

@@ -21,7 +21,7 @@ from pydantic import (
 )
 
 from atrium.agents.config import TOOLS as BUILTIN_TOOLS
-from atrium.agents.json_schemas import NO_ARGUMENTS, check_object_schema
+from atrium.agents.json_schemas import DOCUMENTED_SCHEMA, NO_ARGUMENTS, check_object_schema
 
 MASK: Final = "***"
 MAX_TOOLS: Final = 64
@@ -66,7 +66,9 @@ McpToolName = Annotated[str, StringConstraints(pattern=MCP_TOOL_NAME)]
 class ApprovalList(_Strict):
     """`{"always": ["tool", …]}`: these tools of the server wait for approval, the others not."""
 
-    always: list[McpToolName] = Field(max_length=MAX_TOOL_NAMES)
+    always: list[McpToolName] = Field(
+        max_length=MAX_TOOL_NAMES, json_schema_extra={"uniqueItems": True}
+    )
 
 
 class McpServerTool(_Strict):
@@ -90,7 +92,9 @@ class FunctionTool(_Strict):
     type: Literal["function"]
     name: Annotated[str, StringConstraints(pattern=FUNCTION_NAME)]
     description: Annotated[str, StringConstraints(max_length=MAX_DESCRIPTION)] = ""
-    parameters: dict[str, Any] = Field(default_factory=lambda: dict(NO_ARGUMENTS))
+    parameters: dict[str, Any] = Field(
+        default_factory=lambda: dict(NO_ARGUMENTS), json_schema_extra=DOCUMENTED_SCHEMA
+    )
 
 
 Tool = str | McpServerTool | FunctionTool

@@ -5,7 +5,6 @@ from __future__ import annotations
 from typing import Literal
 
 from pydantic import BaseModel, Field
-from pydantic.json_schema import SkipJsonSchema
 
 from atrium.db.models import Domain
 from atrium.domains.rules import domain_url
@@ -85,16 +84,15 @@ _PAGE = Field(
 
 
 class DomainForm(BaseModel):
-    """Store: `name` required, the two pages optional (the body the OpenAPI document shows:
-    form fields are text, so no null)."""
+    """Store: `name` required, the two pages optional (the body the OpenAPI document shows)."""
 
     name: str = _NAME
-    index_page: str | SkipJsonSchema[None] = _PAGE
-    not_found_page: str | SkipJsonSchema[None] = _PAGE
+    index_page: str | None = _PAGE
+    not_found_page: str | None = _PAGE
 
 
 class DomainUpdateForm(BaseModel):
     """Update: only the two pages (`name` is not updatable: sending it is a 400)."""
 
-    index_page: str | SkipJsonSchema[None] = _PAGE
-    not_found_page: str | SkipJsonSchema[None] = _PAGE
+    index_page: str | None = _PAGE
+    not_found_page: str | None = _PAGE

@@ -7,6 +7,7 @@ the Bearer scheme, and the `X-RateLimit-*` headers on every response.
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -92,9 +93,40 @@ def _without_null(parameter: dict[str, Any]) -> None:
         schema["anyOf"] = kept
 
 
+_FORM_MEDIA_TYPES = ("application/x-www-form-urlencoded", "multipart/form-data")
+
+
+def _form_fields_without_null(operation: dict[str, Any]) -> None:
+    """A form field is text: JSON's null has no form spelling (a generator would send the text
+    `null`). The form media types of a body show its fields without their null variant."""
+    content: dict[str, Any] = operation.get("requestBody", {}).get("content", {})
+    for media_type in _FORM_MEDIA_TYPES:
+        if media_type not in content:
+            continue
+        schema = copy.deepcopy(content[media_type]["schema"])
+        for name, field in schema.get("properties", {}).items():
+            holder = {"schema": field}
+            _without_null(holder)
+            holder["schema"].pop("default", None)
+            schema["properties"][name] = holder["schema"]
+        content[media_type]["schema"] = schema
+
+
+def _body_required(operation: dict[str, Any]) -> None:
+    """A body with required fields is itself required (no body: `name is required`)."""
+    body: dict[str, Any] | None = operation.get("requestBody")
+    if body is None:
+        return
+    schemas = [media.get("schema", {}) for media in body.get("content", {}).values()]
+    if any(schema.get("required") for schema in schemas):
+        body["required"] = True
+
+
 def _document_operation(operation: dict[str, Any], *, method: str, in_group: bool) -> None:
     for parameter in operation.get("parameters", []):
         _without_null(parameter)
+    _form_fields_without_null(operation)
+    _body_required(operation)
     responses: dict[str, Any] = operation.setdefault("responses", {})
     responses.pop("422", None)
     if not in_group:

@@ -89,7 +89,6 @@ FORM_DOMAIN_NAME: dict[str, Any] = {
 }
 # An absolute http(s) URL, or empty (which clears the page).
 FORM_PAGE_URL: dict[str, Any] = {
-    "type": "string",
     "pattern": f"^[{_SPACE}]*({_HTTP_URL})?[{_SPACE}]*$",
     "maxLength": 2048,
 }

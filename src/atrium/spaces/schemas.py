@@ -55,7 +55,7 @@ class SpaceDeleted(BaseModel):
     status: int = 200
 
 
-# Trimmed, then 1 to 32 characters without control characters (form fields are text: no null).
+# Trimmed, then 1 to 32 characters without control characters.
 _NAME: dict[str, Any] = {
     "json_schema_extra": trimmed_text_schema(MAX_NAME_LENGTH, required=True),
 }
@@ -65,13 +65,14 @@ class SpaceForm(BaseModel):
     """Store: `name` required, `color` 1-6 (default 1)."""
 
     name: str = Field(description="1 to 32 characters, unique in the account.", **_NAME)
-    color: int | SkipJsonSchema[None] = Field(None, ge=1, le=6, description="1 to 6; default 1.")
+    color: int | None = Field(None, ge=1, le=6, description="1 to 6; default 1.")
 
 
 class SpaceUpdateForm(BaseModel):
     """Update: both optional; absent fields are kept."""
 
+    # Absent keeps the name; null is refused (`name is required`), so it is not shown.
     name: str | SkipJsonSchema[None] = Field(
         None, description="1 to 32 characters, unique in the account.", **_NAME
     )
-    color: int | SkipJsonSchema[None] = Field(None, ge=1, le=6, description="1 to 6.")
+    color: int | None = Field(None, ge=1, le=6, description="1 to 6.")
