@@ -192,6 +192,21 @@ def _usable_range(case: Case) -> None:
         query["start_date"] = end.isoformat()
 
 
+def _consistent_tools(case: Case) -> None:
+    """A positive agent config's MCP tool asks approval only for tools it allows: another rule
+    between two fields that OpenAPI cannot state (docs/tools.md says it)."""
+    if case.meta is None or not case.meta.generation.mode.is_positive:
+        return
+    body = case.body if isinstance(case.body, dict) else {}
+    config = body.get("config")
+    tools = config.get("tools") if isinstance(config, dict) else None
+    for tool in tools if isinstance(tools, list) else []:
+        allowed = tool.get("allowed_tools") if isinstance(tool, dict) else None
+        approval = tool.get("require_approval") if isinstance(tool, dict) else None
+        if isinstance(allowed, list) and isinstance(approval, dict):
+            approval["always"] = [name for name in approval.get("always", []) if name in allowed]
+
+
 @schema.parametrize()
 @settings(
     max_examples=MAX_EXAMPLES,
@@ -203,6 +218,7 @@ def _usable_range(case: Case) -> None:
 def test_every_operation_keeps_its_contract(case: Case, fuzz_target: FuzzTarget) -> None:
     _real_ids(case, fuzz_target.seeded)
     _usable_range(case)
+    _consistent_tools(case)
     # Checks that send requests of their own (`ignored_auth`'s probes without the key) pick the
     # schema's transport: the ASGI one, to this app.
     case.operation.schema.app = fuzz_target.app

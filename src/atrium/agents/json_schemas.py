@@ -107,7 +107,6 @@ DOCUMENTED_SCHEMA: Final[dict[str, Any]] = {
             "propertyNames": {"pattern": r"^[^\x00]*$"},
             "additionalProperties": {
                 "type": "object",
-                "required": ["type"],
                 "properties": {
                     "type": {"enum": ["string", "integer", "number", "boolean"]},
                     "description": {"type": "string", "pattern": r"^[^\x00]*$"},

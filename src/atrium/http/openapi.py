@@ -15,6 +15,7 @@ from fastapi import FastAPI
 from fastapi.openapi.utils import get_openapi
 
 from atrium.http.groups import group_for
+from atrium.kit.form_body import FIELD_VALUE_SCHEMA
 
 _ERROR_SCHEMA: dict[str, Any] = {
     "type": "object",
@@ -122,6 +123,15 @@ def _body_required(operation: dict[str, Any]) -> None:
         body["required"] = True
 
 
+def _form_group_body(operation: dict[str, Any]) -> None:
+    """Fields of a phpShort-style body are text, numbers, booleans or null (`kit.form_body`):
+    the other fields of a body are documented so too."""
+    for media in operation.get("requestBody", {}).get("content", {}).values():
+        schema = media.get("schema", {})
+        if schema.get("type") == "object":
+            schema.setdefault("additionalProperties", FIELD_VALUE_SCHEMA)
+
+
 def _document_operation(operation: dict[str, Any], *, method: str, in_group: bool) -> None:
     for parameter in operation.get("parameters", []):
         _without_null(parameter)
@@ -166,10 +176,13 @@ def build_openapi(app: FastAPI) -> dict[str, Any]:
         "bearerAuth": {"type": "http", "scheme": "bearer", "description": "An `atr_…` API key."}
     }
     for path, item in schema.get("paths", {}).items():
-        in_group = group_for(path) is not None
+        group = group_for(path)
+        in_group = group is not None
         for method, operation in item.items():
             if isinstance(operation, dict) and "responses" in operation:
                 _document_operation(operation, method=method, in_group=in_group)
+                if group is not None and group.body == "form":
+                    _form_group_body(operation)
     return schema
 
 
