@@ -106,11 +106,16 @@ DOCUMENTED_SCHEMA: Final[dict[str, Any]] = {
             "type": "object",
             "propertyNames": {"pattern": r"^[^\x00]*$"},
             "additionalProperties": {
-                "type": "object",
-                "properties": {
-                    "type": {"enum": ["string", "integer", "number", "boolean"]},
-                    "description": {"type": "string", "pattern": r"^[^\x00]*$"},
-                },
+                "anyOf": [
+                    {"type": "boolean"},  # `true` and `false` are schemas too
+                    {
+                        "type": "object",
+                        "properties": {
+                            "type": {"enum": ["string", "integer", "number", "boolean"]},
+                            "description": {"type": "string", "pattern": r"^[^\x00]*$"},
+                        },
+                    },
+                ]
             },
         },
     },

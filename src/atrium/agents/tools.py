@@ -56,6 +56,13 @@ RESERVED_HEADERS: Final = frozenset(
 )
 
 
+def _unique_items(schema: dict[str, Any]) -> None:
+    """The document's list of names: each once (`_check_mcp` refuses a repeat)."""
+    for variant in schema.get("anyOf", []):
+        if variant.get("type") == "array":
+            variant["uniqueItems"] = True
+
+
 class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", strict=True)
 
@@ -81,7 +88,10 @@ class McpServerTool(_Strict):
         default_factory=dict, description='Sent on every request; responses show "***".'
     )
     allowed_tools: list[McpToolName] | None = Field(
-        None, max_length=MAX_TOOL_NAMES, description="Only these tools of the server (null: all)."
+        None,
+        max_length=MAX_TOOL_NAMES,
+        description="Only these tools of the server, each once (null: all).",
+        json_schema_extra=_unique_items,
     )
     require_approval: Literal["never", "always"] | ApprovalList = "never"
 
