@@ -22,6 +22,7 @@ from pydantic import (
 
 from atrium.agents.config import TOOLS as BUILTIN_TOOLS
 from atrium.agents.json_schemas import DOCUMENTED_SCHEMA, NO_ARGUMENTS, check_object_schema
+from atrium.kit.wire_schemas import PUBLIC_URL
 
 MASK: Final = "***"
 MAX_TOOLS: Final = 64
@@ -83,9 +84,23 @@ class McpServerTool(_Strict):
 
     type: Literal["mcp"]
     server_label: Annotated[str, StringConstraints(pattern=SERVER_LABEL)]
-    server_url: Annotated[str, StringConstraints(min_length=1, max_length=MAX_URL_LENGTH)]
+    server_url: Annotated[
+        str,
+        StringConstraints(min_length=1, max_length=MAX_URL_LENGTH),
+        Field(json_schema_extra=PUBLIC_URL),
+    ]
     headers: dict[str, str] = Field(
-        default_factory=dict, description='Sent on every request; responses show "***".'
+        default_factory=dict,
+        description='Sent on every request; responses show "***".',
+        # What `_check_mcp` takes (besides the names atrium sets itself, once each).
+        json_schema_extra={
+            "maxProperties": MAX_HEADERS,
+            "propertyNames": {"pattern": HEADER_NAME.pattern},
+            "additionalProperties": {
+                "type": "string",
+                "pattern": f"^[\\x20-\\x7e]{{1,{MAX_HEADER_VALUE}}}$",
+            },
+        },
     )
     allowed_tools: list[McpToolName] | None = Field(
         None,
