@@ -8,6 +8,7 @@ media type, headers and schema, and — for any error — be the one error body,
 
 from __future__ import annotations
 
+import base64
 import secrets
 import zlib
 from collections.abc import AsyncIterator
@@ -67,6 +68,8 @@ async def fuzz_target(database_url: str, quiet_dns: DNSServer) -> AsyncIterator[
         rate_limit_anonymous="1000000/hour",
         run_poll_seconds=0.2,
         webhook_max_endpoints_per_account=1_000_000,  # a quota is state, not schema
+        # MCP headers are secrets, which PostgreSQL deployments store only with a key.
+        secrets_key=base64.urlsafe_b64encode(secrets.token_bytes(32)).decode(),
         dns_nameservers=[quiet_dns.address],  # a domain's verification asks only loopback
     )
     db = Database(config)

@@ -28,7 +28,12 @@ from atrium.agents.json_schemas import OutputSchema
 from atrium.agents.tools import Tool, ToolList, masked
 from atrium.db.models import Agent
 from atrium.kit.time import isoformat
-from atrium.kit.wire_schemas import UNICODE_CONTROL, WITHOUT_NUL, trimmed_text_schema
+from atrium.kit.wire_schemas import (
+    UNICODE_CONTROL,
+    UNICODE_SPACE,
+    WITHOUT_NUL,
+    trimmed_text_schema,
+)
 
 MAX_NAME_LENGTH = 100
 MAX_DESCRIPTION_LENGTH = 2_000
@@ -60,7 +65,7 @@ AgentName = Annotated[
     AfterValidator(_printable_name),
     Field(
         json_schema_extra=trimmed_text_schema(
-            MAX_NAME_LENGTH, required=True, control=UNICODE_CONTROL
+            MAX_NAME_LENGTH, required=True, control=UNICODE_CONTROL, space=UNICODE_SPACE
         )
     ),
 ]

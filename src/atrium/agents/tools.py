@@ -18,6 +18,7 @@ from pydantic import (
     PlainValidator,
     StringConstraints,
     ValidationError,
+    WithJsonSchema,
 )
 
 from atrium.agents.config import TOOLS as BUILTIN_TOOLS
@@ -123,6 +124,12 @@ class FunctionTool(_Strict):
 
 
 Tool = str | McpServerTool | FunctionTool
+# A `Tool` as the OpenAPI document shows it: a text entry names a built-in tool.
+_DocumentedTool = (
+    Annotated[str, WithJsonSchema({"type": "string", "enum": list(BUILTIN_TOOLS)})]
+    | McpServerTool
+    | FunctionTool
+)
 
 
 def _entry_error(index: int, exc: ValidationError) -> ValueError:
@@ -227,7 +234,7 @@ def _dump(tools: list[Tool]) -> list[Any]:
 
 ToolList = Annotated[
     list[Tool],
-    PlainValidator(parse_tools, json_schema_input_type=list[Tool]),
+    PlainValidator(parse_tools, json_schema_input_type=list[_DocumentedTool]),
     PlainSerializer(_dump, return_type=list[Any]),
 ]
 """`config.tools` in a request body."""

@@ -12,19 +12,23 @@ from typing import Any
 
 # What `str.strip()` removes (`str.isspace`): a value the server trims may be padded with these.
 _SPACE = r"\t-\r\x1c-\x20\x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000"
+# What pydantic's `strip_whitespace` removes (Unicode White_Space: not U+001C-U+001F).
+UNICODE_SPACE = r"\t-\r\x20\x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000"
 # `kit.listing.has_control_characters`: C0 controls and DEL.
 CONTROL = r"\x00-\x1f\x7f"
 # Unicode category Cc: C0, DEL and C1.
 UNICODE_CONTROL = r"\x00-\x1f\x7f-\x9f"
 
 
-def trimmed_text(max_length: int, *, required: bool = False, control: str = CONTROL) -> str:
-    """A pattern for text the server trims, then refuses when it holds a `control` character or
-    is longer than `max_length` (or, `required`, is empty)."""
+def trimmed_text(
+    max_length: int, *, required: bool = False, control: str = CONTROL, space: str = _SPACE
+) -> str:
+    """A pattern for text the server trims (of `space`), then refuses when it holds a `control`
+    character or is longer than `max_length` (or, `required`, is empty)."""
     middle = f"[^{control}]{{0,{max_length}}}"
     if required:  # a first character that trimming keeps, then at most max_length - 1 more
-        middle = f"[^{_SPACE}{control}][^{control}]{{0,{max_length - 1}}}"
-    return f"^[{_SPACE}]*{middle}[{_SPACE}]*$"
+        middle = f"[^{space}{control}][^{control}]{{0,{max_length - 1}}}"
+    return f"^[{space}]*{middle}[{space}]*$"
 
 
 def trimmed_choice(*choices: str) -> str:
@@ -33,7 +37,7 @@ def trimmed_choice(*choices: str) -> str:
 
 
 def trimmed_text_schema(
-    max_length: int, *, required: bool = False, control: str = CONTROL
+    max_length: int, *, required: bool = False, control: str = CONTROL, space: str = _SPACE
 ) -> Callable[[dict[str, Any]], None]:
     """`json_schema_extra` for a trimmed text field: the pattern of `trimmed_text` in place of
     the lengths, which the server counts after trimming."""
@@ -41,7 +45,9 @@ def trimmed_text_schema(
     def amend(schema: dict[str, Any]) -> None:
         schema.pop("minLength", None)
         schema.pop("maxLength", None)
-        schema["pattern"] = trimmed_text(max_length, required=required, control=control)
+        schema["pattern"] = trimmed_text(
+            max_length, required=required, control=control, space=space
+        )
 
     return amend
 
