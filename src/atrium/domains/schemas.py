@@ -12,6 +12,7 @@ from atrium.domains.rules import domain_url
 from atrium.domains.verification import txt_name
 from atrium.kit.phpshort import Deleted, Envelope, Page, path_id
 from atrium.kit.time import isoformat
+from atrium.kit.wire_schemas import FORM_DOMAIN_NAME, FORM_PAGE_URL
 
 
 class DomainVerification(BaseModel):
@@ -72,16 +73,26 @@ class DomainDeleted(Deleted):
     object: Literal["domain"] = "domain"
 
 
+_NAME = Field(
+    description="Host name (at most 255), unique in the deployment; upper case, Unicode and a "
+    "scheme are taken too, and normalised.",
+    json_schema_extra=FORM_DOMAIN_NAME,
+)
+_PAGE = Field(
+    None, description="Absolute http(s) URL; empty clears.", json_schema_extra=FORM_PAGE_URL
+)
+
+
 class DomainForm(BaseModel):
     """Store: `name` required, the two pages optional (the body the OpenAPI document shows)."""
 
-    name: str = Field(description="Host name (at most 255), unique in the deployment.")
-    index_page: str | None = Field(None, description="Absolute http(s) URL; empty clears.")
-    not_found_page: str | None = Field(None, description="Absolute http(s) URL; empty clears.")
+    name: str = _NAME
+    index_page: str | None = _PAGE
+    not_found_page: str | None = _PAGE
 
 
 class DomainUpdateForm(BaseModel):
     """Update: only the two pages (`name` is not updatable: sending it is a 400)."""
 
-    index_page: str | None = Field(None, description="Absolute http(s) URL; empty clears.")
-    not_found_page: str | None = Field(None, description="Absolute http(s) URL; empty clears.")
+    index_page: str | None = _PAGE
+    not_found_page: str | None = _PAGE

@@ -24,6 +24,8 @@ from starlette.datastructures import UploadFile
 from atrium.errors import InvalidParameter, UnsupportedMediaType
 
 FieldValue = str | int | float | bool | None
+# A `FieldValue` as the OpenAPI document states it (a JSON body's other fields are these too).
+FIELD_VALUE_SCHEMA: dict[str, object] = {"type": ["string", "number", "boolean", "null"]}
 Fields = dict[str, FieldValue]
 
 

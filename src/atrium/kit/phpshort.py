@@ -23,7 +23,7 @@ from fastapi import Depends, Request
 from pydantic import BaseModel, ConfigDict, Field
 
 from atrium.errors import NotFound
-from atrium.kit.listing import ListParams, ListQuery, record_id
+from atrium.kit.listing import ListParams, ListQuery, RecordId, record_id
 from atrium.kit.pagination import PageLinks, PageMeta, laravel_page
 from atrium.settings import Settings
 
@@ -97,7 +97,7 @@ def path_id(noun: str) -> Callable[[str], Awaitable[int]]:
     """A dependency for the `{id}` of a path: 400 on `id` when not an integer, 404 (`not_found`)
     when no record can have it. `Annotated[int, Depends(path_id("domain"))]`."""
 
-    async def record(id: str) -> int:  # the path parameter's name; async: no thread hop
+    async def record(id: RecordId) -> int:  # the path parameter's name; async: no thread hop
         value = record_id(id)
         if value is None:
             raise not_found(noun, id)

@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
 from fastapi import Depends
 from pydantic import BaseModel, Field
+from pydantic.json_schema import SkipJsonSchema
 
 from atrium.db.models import Space
 from atrium.kit.phpshort import Deleted, Envelope, Page, path_id
 from atrium.kit.time import isoformat
+from atrium.kit.wire_schemas import trimmed_text_schema
+from atrium.spaces.service import MAX_NAME_LENGTH
 
 
 class SpaceOut(BaseModel):
@@ -52,15 +55,24 @@ class SpaceDeleted(Deleted):
     object: Literal["space"] = "space"
 
 
+# Trimmed, then 1 to 32 characters without control characters.
+_NAME: dict[str, Any] = {
+    "json_schema_extra": trimmed_text_schema(MAX_NAME_LENGTH, required=True),
+}
+
+
 class SpaceForm(BaseModel):
     """Store: `name` required, `color` 1-6 (default 1)."""
 
-    name: str = Field(description="1 to 32 characters, unique in the account.")
+    name: str = Field(description="1 to 32 characters, unique in the account.", **_NAME)
     color: int | None = Field(None, ge=1, le=6, description="1 to 6; default 1.")
 
 
 class SpaceUpdateForm(BaseModel):
     """Update: both optional; absent fields are kept."""
 
-    name: str | None = Field(None, description="1 to 32 characters, unique in the account.")
+    # Absent keeps the name; null is refused (`name is required`), so it is not shown.
+    name: str | SkipJsonSchema[None] = Field(
+        None, description="1 to 32 characters, unique in the account.", **_NAME
+    )
     color: int | None = Field(None, ge=1, le=6, description="1 to 6.")
