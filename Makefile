@@ -23,8 +23,8 @@ test: install  ## the whole test suite
 	$(BIN)/pytest
 
 lint: install  ## ruff, mypy (strict on src/), and the generated sync client is not stale
-	$(BIN)/ruff check src tests bench
-	$(BIN)/ruff format --check src tests bench
+	$(BIN)/ruff check src tests bench examples
+	$(BIN)/ruff format --check src tests bench examples
 	$(BIN)/mypy
 	$(BIN)/python -m atrium.client._unasync --check
 
@@ -37,8 +37,8 @@ bench: install  ## every benchmark (long: loads 1,000,000 rows; see README "Benc
 	$(BIN)/python bench/scaleout_bench.py
 
 format: install  ## ruff fixes and formats; regenerates the sync client from the async one
-	$(BIN)/ruff check --fix src tests bench
-	$(BIN)/ruff format src tests bench
+	$(BIN)/ruff check --fix src tests bench examples
+	$(BIN)/ruff format src tests bench examples
 	$(BIN)/python -m atrium.client._unasync
 
 clean:

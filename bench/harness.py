@@ -320,3 +320,108 @@ def profile_summary(path: Path, *, top: int = 15) -> str:
 
 def new_idempotency_key() -> dict[str, str]:
     return {"Idempotency-Key": secrets.token_hex(8)}
+
+
+async def postgres_admin(server: str, sql: str) -> None:
+    """Run `sql` (CREATE/DROP DATABASE) on the `postgres` database of a server URL given
+    without a database name (`postgresql+asyncpg://user@host:5432`)."""
+    import asyncpg  # type: ignore[import-untyped]
+
+    conn = await asyncpg.connect(server.replace("postgresql+asyncpg", "postgresql") + "/postgres")
+    try:
+        await conn.execute(sql)
+    finally:
+        await conn.close()
+
+
+@dataclass
+class Cluster:
+    """The scaled-out topology on loopback: API processes (`serve --no-worker`), worker
+    processes (`atrium worker`), one fresh PostgreSQL database, one Redis prefix."""
+
+    urls: list[str]
+    key: str
+    apis: list[subprocess.Popen[bytes]]
+    workers: list[subprocess.Popen[bytes]]
+    env: dict[str, str]
+    workdir: Path
+
+    def start_workers(self, count: int) -> None:
+        for _ in range(count):
+            with (self.workdir / f"worker-{len(self.workers)}.log").open("wb") as out:
+                self.workers.append(
+                    subprocess.Popen(
+                        [ATRIUM, "worker"], env=self.env, stdout=out, stderr=subprocess.STDOUT
+                    )
+                )
+
+
+@contextlib.contextmanager
+def atrium_cluster(
+    *, postgres: str, redis: str, apis: int, settings: dict[str, str] | None = None
+) -> Iterator[Cluster]:
+    """`apis` times `atrium serve --no-worker` on a new database `atrium_bench_<hex>` of the
+    PostgreSQL server `postgres` (no database name in the URL; dropped at the end) and a new
+    Redis prefix; workers are started with `Cluster.start_workers`. Settings as in
+    `atrium_serve`; a premium key."""
+    import asyncio
+
+    name = f"atrium_bench_{secrets.token_hex(4)}"
+    asyncio.run(postgres_admin(postgres, f'CREATE DATABASE "{name}"'))
+    workdir = Path(tempfile.mkdtemp(prefix="atrium-cluster-"))
+    ports = [free_port() for _ in range(apis)]
+    env = atrium_env(
+        ATRIUM_DATABASE_URL=f"{postgres}/{name}",
+        ATRIUM_REDIS_URL=redis,
+        ATRIUM_REDIS_PREFIX=name,
+        ATRIUM_PUBLIC_URL=f"http://127.0.0.1:{ports[0]}",
+        **{f"ATRIUM_{key.upper()}": value for key, value in (settings or {}).items()},
+    )
+    cluster = Cluster(
+        urls=[f"http://127.0.0.1:{port}" for port in ports],
+        key="",
+        apis=[],
+        workers=[],
+        env=env,
+        workdir=workdir,
+    )
+    try:
+        subprocess.run([ATRIUM, "migrate"], env=env, check=True, capture_output=True)
+        made = subprocess.run(
+            [ATRIUM, "keys", "create", "--account", "bench", "--tier", "premium"],
+            env=env,
+            check=True,
+            capture_output=True,
+            text=True,
+        )
+        cluster.key = _KEY.findall(made.stdout)[-1]
+        for index, port in enumerate(ports):
+            with (workdir / f"api-{index}.log").open("wb") as out:
+                cluster.apis.append(
+                    subprocess.Popen(
+                        [ATRIUM, "serve", "--no-worker", "--port", str(port)],
+                        env=env,
+                        stdout=out,
+                        stderr=subprocess.STDOUT,
+                    )
+                )
+        deadline = time.monotonic() + 300  # start-up is imports: minutes on a loaded machine
+        for url, process in zip(cluster.urls, cluster.apis, strict=True):
+            while True:
+                if process.poll() is not None or time.monotonic() > deadline:
+                    raise SystemExit(f"an API process did not start; see {workdir}")
+                try:
+                    if httpx.get(url + "/healthz", timeout=1).status_code == 200:
+                        break
+                except httpx.TransportError:
+                    time.sleep(0.1)
+        yield cluster
+    finally:
+        for process in [*cluster.apis, *cluster.workers]:
+            process.terminate()
+        for process in [*cluster.apis, *cluster.workers]:
+            try:
+                process.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                process.kill()
+        asyncio.run(postgres_admin(postgres, f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))

@@ -27,11 +27,10 @@ import tempfile
 import time
 from pathlib import Path
 
-import asyncpg  # type: ignore[import-untyped]
 import httpx
 
 # runs_bench: this folder (a script's own directory is on its path)
-from harness import calibration_ms, free_port, stamp
+from harness import calibration_ms, free_port, postgres_admin, stamp
 from runs_bench import runs_of, wait_drained
 
 HERE = Path(__file__).parent
@@ -40,17 +39,9 @@ KEY = re.compile(r"atr_[A-Za-z0-9_-]{20,}")
 RUNS = "/api/v1/public/agent/runs"
 
 
-async def _admin(server: str, sql: str) -> None:
-    conn = await asyncpg.connect(server.replace("postgresql+asyncpg", "postgresql") + "/postgres")
-    try:
-        await conn.execute(sql)
-    finally:
-        await conn.close()
-
-
 def _run(server: str, redis: str, workers: int, args: argparse.Namespace) -> None:
     name = f"atrium_bench_scaleout_{secrets.token_hex(3)}"
-    asyncio.run(_admin(server, f'CREATE DATABASE "{name}"'))
+    asyncio.run(postgres_admin(server, f'CREATE DATABASE "{name}"'))
     port = free_port()
     env = {k: v for k, v in os.environ.items() if not k.startswith("ATRIUM_")}
     env.update(
@@ -121,7 +112,7 @@ def _run(server: str, redis: str, workers: int, args: argparse.Namespace) -> Non
             proc.terminate()
         for proc in procs:
             proc.wait(timeout=20)
-        asyncio.run(_admin(server, f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
+        asyncio.run(postgres_admin(server, f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
 
 
 async def _queue_runs(url: str, key: str, count: int) -> list[str]:

@@ -21,14 +21,18 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import itertools
 import os
 import random
 import re
 import secrets
+import signal
+import statistics
 import subprocess
 import sys
 import tempfile
 import time
+import tracemalloc
 from collections import defaultdict
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -36,7 +40,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx
-from harness import free_port, percentile
+from harness import calibration_ms, free_port, percentile
 
 RUNS = "/api/v1/public/agent/runs"
 _IDS = re.compile(r"/(?:\d+|(?:run|agt|art|thr)_[A-Za-z0-9_-]+)(?=/|$)")
@@ -165,7 +169,9 @@ class Traffic:
 
 
 @contextlib.contextmanager
-def own_server(workdir: Path) -> Iterator[tuple[str, str, int]]:
+def own_server(
+    workdir: Path, *, extra_env: dict[str, str], traced: Path | None
+) -> Iterator[tuple[str, str, int]]:
     key = "atr_" + secrets.token_urlsafe(32)
     port = free_port()
     env = {k: v for k, v in os.environ.items() if not k.startswith("ATRIUM_")}
@@ -176,14 +182,17 @@ def own_server(workdir: Path) -> Iterator[tuple[str, str, int]]:
         ATRIUM_RATE_LIMIT_STANDARD="100000000/hour",
         ATRIUM_LOG_LEVEL="WARNING",
     )
-    atrium = str(Path(sys.executable).with_name("atrium"))
+    env.update(extra_env)
+    command = [str(Path(sys.executable).with_name("atrium"))]
+    if traced is not None:
+        command = [sys.executable, str(Path(__file__).with_name("traced_serve.py")), str(traced)]
     with (workdir / "server.log").open("w") as log:
         process = subprocess.Popen(
-            [atrium, "serve", "--port", str(port)], env=env, stdout=log, stderr=subprocess.STDOUT
+            [*command, "serve", "--port", str(port)], env=env, stdout=log, stderr=subprocess.STDOUT
         )
     try:
         url = f"http://127.0.0.1:{port}"
-        deadline = time.monotonic() + 120  # start-up is imports: slow on a busy machine
+        deadline = time.monotonic() + 300  # start-up is imports: slow on a busy machine
         while True:
             if process.poll() is not None:
                 raise RuntimeError((workdir / "server.log").read_text())
@@ -205,10 +214,62 @@ def own_server(workdir: Path) -> Iterator[tuple[str, str, int]]:
             process.wait()
 
 
-async def soak(url: str, key: str, pid: int | None, args: argparse.Namespace) -> int:
+def _snapshot(pid: int, folder: Path, count: int) -> Path:
+    """Signal the traced server (`traced_serve.py`) to write its `count`-th heap snapshot (the
+    0th starts tracing)."""
+    os.kill(pid, signal.SIGUSR1)
+    done = folder / f"snapshot-{count}.done"
+    deadline = time.monotonic() + 120
+    while not done.exists():
+        if time.monotonic() > deadline:
+            raise RuntimeError("the server wrote no snapshot")
+        time.sleep(0.2)
+    return folder / f"snapshot-{count}.pickle"
+
+
+def heap_growth(first: Path, last: Path, *, top: int = 15) -> str:
+    """The allocation sites whose live memory grew most between two tracemalloc snapshots."""
+    ignore = [tracemalloc.Filter(False, tracemalloc.__file__)]
+    before = tracemalloc.Snapshot.load(str(first)).filter_traces(ignore)
+    after = tracemalloc.Snapshot.load(str(last)).filter_traces(ignore)
+    lines = [
+        f"traced heap: {sum(s.size for s in before.statistics('filename')) / 2**20:.1f} MB -> "
+        f"{sum(s.size for s in after.statistics('filename')) / 2**20:.1f} MB"
+    ]
+    for stat in after.compare_to(before, "traceback")[:top]:
+        lines.append(f"{stat.size_diff / 1024:+9.1f} KiB {stat.count_diff:+7d} blocks")
+        lines += [
+            f"      {frame}" for frame in stat.traceback.format(limit=6, most_recent_first=True)
+        ]
+    return "\n".join(lines)
+
+
+def trend(samples: list[int], seconds: float) -> str:
+    """Least-squares slope of RSS samples taken every `seconds`, per hour, and how many
+    samples were higher than the one before."""
+    if len(samples) < 3:
+        return "too few samples for a trend"
+    xs = [i * seconds / 3600 for i in range(len(samples))]
+    mx, my = statistics.fmean(xs), statistics.fmean(samples)
+    slope = sum((x - mx) * (y - my) for x, y in zip(xs, samples, strict=True)) / sum(
+        (x - mx) ** 2 for x in xs
+    )
+    rises = sum(1 for a, b in itertools.pairwise(samples) if b > a)
+    return (
+        f"rss after warm-up: first {samples[0] / 1024:.1f} MB, last {samples[-1] / 1024:.1f} MB, "
+        f"min {min(samples) / 1024:.1f}, max {max(samples) / 1024:.1f}; least-squares slope "
+        f"{slope / 1024:+.1f} MB/hour; {rises} of {len(samples) - 1} samples above the previous"
+    )
+
+
+async def soak(
+    url: str, key: str, pid: int | None, args: argparse.Namespace, traced: Path | None = None
+) -> int:
     stats = Stats()
     headers = {"Authorization": f"Bearer {key}"}
     limits = httpx.Limits(max_connections=args.clients * 2)
+    print(f"calibration: sum(range(10**6)) = {calibration_ms():.1f} ms of CPU", flush=True)
+    snapshots: list[Path] = []
     async with httpx.AsyncClient(base_url=url, headers=headers, timeout=30, limits=limits) as http:
         warmup = min(args.warmup, args.duration / 4)
         begin = time.monotonic()
@@ -220,11 +281,24 @@ async def soak(url: str, key: str, pid: int | None, args: argparse.Namespace) ->
         rss_boot = rss_kib(pid) if pid else None
         await asyncio.sleep(warmup)
         rss_start = rss_kib(pid) if pid else None
-        samples: list[int] = []
+        if traced and pid:
+            await asyncio.to_thread(_snapshot, pid, traced, 0)  # tracing starts
+        samples: list[int] = [rss_start] if rss_start else []
+        middle = begin + warmup + (args.duration - warmup) / 3
         while time.monotonic() < deadline:
-            await asyncio.sleep(min(10.0, max(0.0, deadline - time.monotonic())))
+            if traced and pid and not snapshots and time.monotonic() >= middle:
+                snapshots.append(await asyncio.to_thread(_snapshot, pid, traced, 1))
+            await asyncio.sleep(min(args.sample, max(0.0, deadline - time.monotonic())))
             if pid:
                 samples.append(rss_kib(pid))
+                if args.verbose:
+                    print(
+                        f"{time.monotonic() - begin:7.0f} s rss {samples[-1]} KiB, "
+                        f"{stats.requests} requests",
+                        flush=True,
+                    )
+        if traced and pid:
+            snapshots.append(await asyncio.to_thread(_snapshot, pid, traced, len(snapshots) + 1))
         await asyncio.gather(*loops)
         rss_end = rss_kib(pid) if pid else None
         elapsed = time.monotonic() - begin
@@ -242,15 +316,19 @@ async def soak(url: str, key: str, pid: int | None, args: argparse.Namespace) ->
             f"{route:<62} {len(values):>7} {percentile(values, 0.5):>8.1f} "
             f"{percentile(values, 0.99):>8.1f} {max(values):>8.1f}"
         )
+    print(f"calibration: sum(range(10**6)) = {calibration_ms():.1f} ms of CPU")
     failed = bool(stats.errors)
     if rss_start and rss_end:
         growth = (rss_end - rss_start) / rss_start * 100
         print(
             f"rss: boot {rss_boot} KiB, after {warmup:.0f} s warm-up {rss_start} KiB, "
             f"end {rss_end} KiB, growth {growth:+.1f} % (target <= 10 %); "
-            f"samples every 10 s: {samples}"
+            f"samples every {args.sample:g} s: {samples}"
         )
+        print(trend(samples, args.sample))
         failed = failed or growth > 10
+    if len(snapshots) == 2:
+        print(heap_growth(*snapshots))
     return 1 if failed else 0
 
 
@@ -260,6 +338,21 @@ def main() -> None:
     parser.add_argument("--clients", type=int, default=16, help="concurrent client loops")
     parser.add_argument(
         "--warmup", type=float, default=60, help="seconds before the start RSS (capped at 1/4)"
+    )
+    parser.add_argument("--sample", type=float, default=10, help="seconds between RSS samples")
+    parser.add_argument("--verbose", action="store_true", help="print each RSS sample")
+    parser.add_argument(
+        "--env",
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        help="an environment variable of the server (MALLOC_ARENA_MAX=2, ATRIUM_…)",
+    )
+    parser.add_argument(
+        "--tracemalloc",
+        type=Path,
+        metavar="DIR",
+        help="trace the server's allocations; print what grew from warm-up to the end",
     )
     parser.add_argument("--url", help="target a running server instead of starting one")
     parser.add_argument("--key", help="API key for --url")
@@ -271,13 +364,13 @@ def main() -> None:
         sys.exit(asyncio.run(soak(args.url.rstrip("/"), args.key, args.pid, args)))
     with (
         tempfile.TemporaryDirectory(prefix="atrium-soak-") as tmp,
-        own_server(Path(tmp)) as (
-            url,
-            key,
-            pid,
-        ),
+        own_server(
+            Path(tmp),
+            extra_env=dict(item.split("=", 1) for item in args.env),
+            traced=args.tracemalloc,
+        ) as (url, key, pid),
     ):
-        code = asyncio.run(soak(url, key, pid, args))
+        code = asyncio.run(soak(url, key, pid, args, args.tracemalloc))
     sys.exit(code)
 
 

@@ -39,6 +39,7 @@ from harness import (
     RUNS,
     TERMINAL,
     Meter,
+    atrium_cluster,
     atrium_serve,
     calibration_ms,
     new_idempotency_key,
@@ -47,7 +48,9 @@ from harness import (
     py_spy,
     slow_llm,
     sse_frames,
+    stamp,
 )
+from runs_bench import runs_of
 
 _POLL_SECONDS = 0.5
 
@@ -62,9 +65,11 @@ class Tally:
     # 408s: on a starved machine this client's loop can take longer than the server's head
     # timeout between opening a connection and sending its request; retried.
     timeouts: int = 0
+    busy: int = 0  # 503 BUSY (no database connection free in time): retried after Retry-After
     unfinished: int = 0  # followers that never saw their run end
     statuses: dict[str, int] = field(default_factory=dict)
     last_done: float = 0.0
+    run_ids: list[str] = field(default_factory=list)
 
 
 async def _create(http: httpx.AsyncClient, agent_id: str, index: int, tally: Tally) -> str:
@@ -85,6 +90,10 @@ async def _create(http: httpx.AsyncClient, agent_id: str, index: int, tally: Tal
         if response.status_code == 408:  # this client's own loop lagged between connect and send
             tally.timeouts += 1
             continue
+        if response.status_code == 503:
+            tally.busy += 1
+            await asyncio.sleep(float(response.headers.get("Retry-After", "1")))
+            continue
         response.raise_for_status()
         run_id: str = response.json()["run_id"]
         return run_id
@@ -104,6 +113,10 @@ async def _follow(http: httpx.AsyncClient, run_id: str, tally: Tally) -> str | N
                     return None
                 if response.status_code == 408:  # see `_create`
                     tally.timeouts += 1
+                    continue
+                if response.status_code == 503:  # see `_create`
+                    tally.busy += 1
+                    await asyncio.sleep(float(response.headers.get("Retry-After", "1")))
                     continue
                 response.raise_for_status()
                 async for _arrived, frame in sse_frames(response):
@@ -129,6 +142,7 @@ async def _poll(http: httpx.AsyncClient, run_id: str) -> str:
 async def _one(http: httpx.AsyncClient, agent_id: str, index: int, tally: Tally) -> None:
     started = time.perf_counter()
     run_id = await _create(http, agent_id, index, tally)
+    tally.run_ids.append(run_id)
     outcome = await _follow(http, run_id, tally)
     if outcome is None:
         tally.polled += 1
@@ -148,49 +162,159 @@ async def _agent(http: httpx.AsyncClient, model: str) -> str:
     return agent_id
 
 
-async def burst(url: str, key: str, pid: int, args: argparse.Namespace) -> None:
-    meter = Meter(pid)
+@dataclass
+class Figures:
+    """One burst's outcome, for the summary of the scale-out rounds."""
+
+    wall: float
+    server_runs_per_second: float
+    cpu_ms_per_run: dict[str, float]
+    calibration: float
+
+
+async def burst(
+    urls: list[str], key: str, processes: dict[str, list[int]], args: argparse.Namespace
+) -> Figures:
+    """Submit the burst through `urls` (round-robin per run: create and follow on one API
+    process) and measure the processes of each group (`{"server": [pid]}`, or API and
+    workers)."""
+    meters = {group: [Meter(pid) for pid in pids] for group, pids in processes.items()}
+
+    def cpu() -> dict[str, float]:
+        return {
+            group: sum(m.cpu_seconds() for m in group_meters)
+            for group, group_meters in meters.items()
+        }
+
     limits = httpx.Limits(max_connections=args.runs * 2 + 10, max_keepalive_connections=None)
-    async with httpx.AsyncClient(
-        base_url=url, headers={"Authorization": f"Bearer {key}"}, timeout=300, limits=limits
-    ) as http:
+    headers = {"Authorization": f"Bearer {key}"}
+    async with contextlib.AsyncExitStack() as stack:
+        clients = [
+            await stack.enter_async_context(
+                httpx.AsyncClient(base_url=url, headers=headers, timeout=300, limits=limits)
+            )
+            for url in urls
+        ]
+
+        def http(index: int) -> httpx.AsyncClient:
+            return clients[index % len(clients)]
+
         model = "atrium:offline" if args.offline else "openai-compatible:bench"
-        agent_id = await _agent(http, model)
+        agent_id = await _agent(clients[0], model)
         warm = Tally()  # imports, caches, the model client's first connections
-        await asyncio.gather(*(_one(http, agent_id, i, warm) for i in range(args.warmup)))
+        await asyncio.gather(*(_one(http(i), agent_id, i, warm) for i in range(args.warmup)))
         await asyncio.sleep(1)
         calibration = calibration_ms()
         tally = Tally()
-        cpu_before = meter.cpu_seconds()
-        with py_spy(pid, args.profile):
+        cpu_before = cpu()
+        with py_spy(processes[next(iter(processes))][0], args.profile):
             started = time.perf_counter()
-            await asyncio.gather(*(_one(http, agent_id, i, tally) for i in range(args.runs)))
+            await asyncio.gather(*(_one(http(i), agent_id, i, tally) for i in range(args.runs)))
             wall = tally.last_done - started
-            cpu = meter.cpu_seconds() - cpu_before
+            cpu_after = cpu()
         calibration = min(calibration, calibration_ms())
-    per_run_ms = cpu / args.runs * 1000
+        runs = [run for run in await runs_of(clients[0], tally.run_ids) if run["finished_at"]]
+    spent = {group: cpu_after[group] - cpu_before[group] for group in meters}
+    total = sum(spent.values())
+    per_run_ms = total / args.runs * 1000
+    first = min(stamp(run["started_at"]) for run in runs)
+    last = max(stamp(run["finished_at"]) for run in runs)
+    server_rate = len(runs) / (last - first)
     model = "atrium:offline" if args.offline else f"{args.latency:g} s model, {args.chunks} chunks"
-    print(f"== {args.runs} runs at once ({model}), one SSE follower each, defaults ==")
+    print(f"== {args.runs} runs at once ({model}), one SSE follower each ==")
     print(f"calibration: sum(range(10**6)) = {calibration:.1f} ms of CPU (same minute)")
-    print(f"wall, first create to last terminal event: {wall:.2f} s (under shared-machine load)")
+    print(
+        f"wall, first create to last terminal event: {wall:.2f} s = {args.runs / wall:.1f} runs/s"
+        f" (under shared-machine load {os.getloadavg()[0]:.1f})"
+    )
+    print(
+        f"server side, first start to last finish: {last - first:.2f} s = "
+        f"{server_rate:.1f} runs/s ({len(runs)} finished)"
+    )
     print(
         f"create->done: p50 {percentile(tally.latencies, 0.5):.2f} s, "
         f"p95 {percentile(tally.latencies, 0.95):.2f} s, max {max(tally.latencies):.2f} s"
     )
     print(
-        f"server CPU: {cpu:.2f} s = {per_run_ms:.1f} ms per run = "
+        f"server CPU: {total:.2f} s = {per_run_ms:.1f} ms per run = "
         f"{per_run_ms / calibration:.2f} calibrations per run"
     )
-    print(f"server peak RSS: {meter.peak_rss_mb():.0f} MB")
+    if len(spent) > 1:
+        print(
+            "  by process group: "
+            + ", ".join(
+                f"{group} {seconds:.2f} s = {seconds / args.runs * 1000:.1f} ms/run"
+                for group, seconds in spent.items()
+            )
+        )
+    peaks = ", ".join(
+        f"{group} " + "/".join(f"{m.peak_rss_mb():.0f}" for m in group_meters)
+        for group, group_meters in meters.items()
+    )
+    print(f"peak RSS MB: {peaks}")
     events = statistics.fmean(tally.events) if tally.events else 0.0
     print(f"events per run (SSE frames seen): {events:.1f}")
     print(
         f"429 refusals: {tally.refused}; followers that polled: {tally.polled}; "
         f"stream reconnects: {tally.reconnects}; 408s retried: {tally.timeouts}; "
-        f"without a terminal event: {tally.unfinished}; outcomes: {tally.statuses}"
+        f"503s retried: {tally.busy}; "
+        f"without a terminal event: {tally.unfinished}; outcomes: {tally.statuses}",
+        flush=True,
     )
     if args.profile:
         print(profile_summary(args.profile))
+    return Figures(
+        wall=wall,
+        server_runs_per_second=server_rate,
+        cpu_ms_per_run={group: seconds / args.runs * 1000 for group, seconds in spent.items()},
+        calibration=calibration,
+    )
+
+
+def scale_out(args: argparse.Namespace, settings: dict[str, str]) -> None:
+    """Rounds of the burst on PostgreSQL + Redis, each worker count of `--workers` in turn
+    (the order alternates from round to round), a fresh database and processes for each."""
+    counts = [int(count) for count in args.workers.split(",")]
+    results: dict[int, list[Figures]] = {count: [] for count in counts}
+    with contextlib.ExitStack() as stack:
+        if not args.offline:
+            base_url = stack.enter_context(slow_llm(latency=args.latency, chunks=args.chunks))
+            settings.setdefault("llm_base_url", base_url)
+        for round_ in range(args.rounds):
+            for count in counts if round_ % 2 == 0 else counts[::-1]:
+                print(
+                    f"\n-- round {round_ + 1}: {args.apis} API process(es) (serve --no-worker), "
+                    f"{count} worker process(es), PostgreSQL + Redis --",
+                    flush=True,
+                )
+                with atrium_cluster(
+                    postgres=args.postgres, redis=args.redis, apis=args.apis, settings=settings
+                ) as cluster:
+                    cluster.start_workers(count)
+                    processes = {
+                        "api": [process.pid for process in cluster.apis],
+                        "workers": [process.pid for process in cluster.workers],
+                    }
+                    figures = asyncio.run(burst(cluster.urls, cluster.key, processes, args))
+                results[count].append(figures)
+    print("\n== summary: runs/s, wall (client) and server side (first start to last finish) ==")
+    for count, rounds in results.items():
+        walls = ", ".join(f"{args.runs / f.wall:.1f}" for f in rounds)
+        sides = ", ".join(f"{f.server_runs_per_second:.1f}" for f in rounds)
+        cal = ", ".join(f"{f.calibration:.1f}" for f in rounds)
+        print(f"{count} worker(s): wall {walls}; server side {sides} (calibrations {cal} ms)")
+    if len(counts) == 2:
+        one, two = (results[count] for count in counts)
+        wall = statistics.median(args.runs / f.wall for f in two) / statistics.median(
+            args.runs / f.wall for f in one
+        )
+        side = statistics.median(f.server_runs_per_second for f in two) / statistics.median(
+            f.server_runs_per_second for f in one
+        )
+        print(
+            f"scaling {counts[0]} -> {counts[1]} workers (medians): wall {wall:.2f}x, "
+            f"server side {side:.2f}x"
+        )
 
 
 def main() -> None:
@@ -210,15 +334,30 @@ def main() -> None:
         metavar="NAME=VALUE",
         help="a setting other than its default (name without ATRIUM_)",
     )
+    parser.add_argument(
+        "--postgres",
+        help="scale out: a PostgreSQL server URL without a database name "
+        "(postgresql+asyncpg://postgres@127.0.0.1:5432); a fresh database per burst",
+    )
+    parser.add_argument("--redis", default="redis://127.0.0.1:6379/5", help="scale out: Redis")
+    parser.add_argument(
+        "--workers", default="1,2", help="scale out: worker process counts to compare (1,2)"
+    )
+    parser.add_argument("--apis", type=int, default=1, help="scale out: API processes (1)")
+    parser.add_argument("--rounds", type=int, default=3, help="scale out: rounds (3)")
     args = parser.parse_args()
     settings = dict(item.split("=", 1) for item in args.set)
     print(f"load average before: {os.getloadavg()}  cores: {os.cpu_count()}")
+    if args.postgres:
+        scale_out(args, settings)
+        print(f"load average after: {os.getloadavg()}")
+        return
     with contextlib.ExitStack() as stack:
         if not args.offline:
             base_url = stack.enter_context(slow_llm(latency=args.latency, chunks=args.chunks))
             settings.setdefault("llm_base_url", base_url)
         server = stack.enter_context(atrium_serve(settings=settings))
-        asyncio.run(burst(server.url, server.key, server.pid, args))
+        asyncio.run(burst([server.url], server.key, {"server": [server.pid]}, args))
     print(f"load average after: {os.getloadavg()}")
 
 

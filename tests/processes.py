@@ -136,6 +136,19 @@ def stop_process(process: subprocess.Popen[Any], *, timeout: float = 15.0) -> No
 
 
 @contextmanager
+def listening(command: list[str], port: int, log: Path, **options: Any) -> Iterator[None]:
+    """`command` running (its output in `log`) until the block ends, entered once it listens
+    on loopback `port`."""
+    with log.open("w") as out:
+        process = subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT, **options)
+        try:
+            wait_for_port(port, process=process, log=log)
+            yield
+        finally:
+            stop_process(process)
+
+
+@contextmanager
 def slow_llm(*, pause: float, words: int) -> Iterator[str]:
     """The slow OpenAI-compatible model of `bench/slow_llm.py` on a free port, streaming
     `words` words `pause` seconds apart; yields its base URL once it listens."""

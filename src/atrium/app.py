@@ -114,7 +114,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         app.state.redis_ping = redis.ping
 
     error_handlers.install(app)
-    openapi.install(app)
+    openapi.install(app, amendments=[app.state.model_check.document])
     docs.install(app)
     app.include_router(health_router)
     app.include_router(account_router, prefix=AGENTS.prefix)

@@ -82,6 +82,14 @@ class RateLimited(AppError):
     code = "RATE_LIMITED"
 
 
+class Busy(AppError):
+    """The process had no database connection free within `ATRIUM_DB_POOL_TIMEOUT_SECONDS`:
+    a burst beyond what it can serve. Retrying shortly succeeds (`Retry-After`)."""
+
+    status_code = 503
+    code = "BUSY"
+
+
 class InternalError(AppError):
     status_code = 500
     code = "INTERNAL_ERROR"

@@ -57,6 +57,11 @@ class Settings(BaseSettings):
     )
     log_level: str = Field("INFO", description="Log level of the atrium loggers.")
     db_pool_size: int = Field(10, ge=1, description="Connection pool size (PostgreSQL).")
+    db_pool_timeout_seconds: float = Field(
+        30.0,
+        gt=0,
+        description="Longest a request waits for a pooled connection (PostgreSQL); then 503 BUSY.",
+    )
     sqlite_busy_timeout_ms: int = Field(
         10_000, ge=0, description="How long SQLite waits on a locked database."
     )
@@ -117,6 +122,14 @@ class Settings(BaseSettings):
         description="Host names or IP addresses of this deployment, comma-separated: a domain "
         "whose A/AAAA records (directly or through a CNAME) include one of their addresses is "
         "verified; empty: TXT verification only.",
+    )
+    domain_search_scan_max_rows: int = Field(
+        20_000,
+        ge=0,
+        description="A domain search in an account of at most this many domains scans only "
+        "the account's own rows, so its time tells nothing of other accounts' names; larger "
+        "accounts use the shared substring index (faster there, but its time can depend on "
+        "other accounts' data).",
     )
 
     # --- agent runs and workers ----------------------------------------------------------------

@@ -163,6 +163,32 @@ def test_run_live_in_a_terminal(user: Server, proxy: DroppingProxy, slow_agent: 
     assert "Credits:" in end and "1 model request" in end
 
 
+TOOL_SCRIPT = (
+    'Keep a note.\ncall write_artifact {"name": "note.md", "content": "x"}\n'
+    'call read_artifact {"name": "nope.md"}'
+)
+
+
+def test_run_prints_a_line_per_tool_call_and_result(user: Server) -> None:
+    # In a terminal: above the live area, in the order they happen.
+    status, screen = run_in_terminal(user.env, "run", TOOL_SCRIPT)
+    assert status == 0, screen
+    plain = ANSI.sub("", screen)
+    lines = [
+        '→ write_artifact {"name": "note.md", "content": "x"',  # then its default mime_type
+        "← write_artifact: ",
+        '→ read_artifact {"name": "nope.md"}',
+        "✗ read_artifact failed: ",  # a built-in tool refusing its arguments asks for a retry
+    ]
+    found = [plain.find(line) for line in lines]
+    assert -1 not in found and found == sorted(found), plain
+    # Without a terminal: the same lines on stderr, the model's text alone on stdout.
+    piped = user.cli("run", TOOL_SCRIPT)
+    assert piped.returncode == 0, piped.stderr
+    assert all(line in piped.stderr for line in lines), piped.stderr
+    assert "→" not in piped.stdout and "write_artifact returned: " in piped.stdout
+
+
 def test_agents_create_and_list(user: Server) -> None:
     created = user.cli(
         "agents", "create", "researcher", "--description", "digs", "--temperature", "0.3"

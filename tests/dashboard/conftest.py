@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
+import sys
 from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -22,12 +23,14 @@ from tests.processes import (
     ATRIUM,
     atrium_env,
     free_port,
+    listening,
     new_account_key,
     stop_process,
     wait_for_http,
 )
 
 SCREENSHOTS = Path(__file__).parent / "screenshots"
+EXAMPLE_MCP_SERVER = Path(__file__).parents[2] / "examples" / "mcp_server.py"
 BOOTSTRAP_KEY = "atr_dashboard-e2e-bootstrap-key-0123456789"
 CHROMIUM_ARGS = [
     "--headless",
@@ -90,6 +93,8 @@ def server(tmp_path_factory: pytest.TempPathFactory, slow_llm: str) -> Iterator[
         ATRIUM_PUBLIC_URL=url,
         ATRIUM_LLM_BASE_URL=slow_llm,
         ATRIUM_SSE_HEARTBEAT_SECONDS="1",
+        # The example MCP server of the tools tests listens on loopback.
+        ATRIUM_ALLOW_PRIVATE_TARGETS="true",
         PYTHONUNBUFFERED="1",
     )
     log = tmp / "serve.log"
@@ -102,6 +107,27 @@ def server(tmp_path_factory: pytest.TempPathFactory, slow_llm: str) -> Iterator[
             yield Server(url=url, env=env, log=log)
         finally:
             stop_process(process)
+
+
+@dataclass
+class McpExample:
+    url: str
+    log: Path
+
+    def calls(self) -> str:
+        """What the server printed: a `called NAME {arguments}` line per call."""
+        return self.log.read_text()
+
+
+@pytest.fixture(scope="session")
+def mcp_example(
+    tmp_path_factory: pytest.TempPathFactory, chromium_path: str
+) -> Iterator[McpExample]:
+    """The README's example MCP server (`examples/mcp_server.py`) on a loopback port."""
+    port = free_port()
+    log = tmp_path_factory.mktemp("mcp-example") / "mcp.log"
+    with listening([sys.executable, str(EXAMPLE_MCP_SERVER), "--port", str(port)], port, log):
+        yield McpExample(url=f"http://127.0.0.1:{port}/mcp", log=log)
 
 
 @pytest.fixture(scope="session")

@@ -155,6 +155,7 @@ async def test_sign_in_agent_live_run_artifact_and_usage(
     await expect(page.get_by_role("link", name=run_id)).to_be_visible()
     await expect(page.locator("tbody .badge.status-completed")).to_have_count(2)
     await shot(page, "desktop-02-runs")
+    assert await page.evaluate(OVERFLOW) <= 0, "the runs list scrolls sideways"
 
     # Usage now counts both runs today, and filters by agent.
     await page.get_by_role("link", name="Usage").click()

@@ -126,6 +126,24 @@ async def test_wrong_method_is_405(
     assert_error(response, 405, "METHOD_NOT_ALLOWED")
 
 
+@pytest.mark.parametrize(
+    ("path", "allow"),
+    [
+        ("/v1/agents/agt_x", "GET, HEAD, PUT, DELETE"),
+        ("/v1/agents", "GET, HEAD, POST"),
+        ("/api/v1/domains/1", "GET, HEAD, PUT, PATCH, DELETE"),
+        ("/api/v1/public/agent/runs", "GET, HEAD, POST"),
+    ],
+)
+async def test_a_405_allows_every_method_of_its_path(
+    client: httpx.AsyncClient, auth: dict[str, str], path: str, allow: str
+) -> None:
+    """`Allow` names every method the path takes, not only the first route's (RFC 9110)."""
+    response = await client.request("OPTIONS", path, headers=auth)
+    assert_error(response, 405, "METHOD_NOT_ALLOWED")
+    assert response.headers["allow"] == allow
+
+
 async def test_rate_headers_are_consistent_across_200_400_404_and_429(
     client: httpx.AsyncClient, auth: dict[str, str]
 ) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import httpx
@@ -33,3 +34,58 @@ async def test_openapi_documents_errors_and_rate_headers(client: httpx.AsyncClie
                 }
             assert "Retry-After" in responses["429"]["headers"]
     assert grouped >= 10
+
+
+def _parameter(document: dict[str, Any], path: str, method: str, name: str) -> dict[str, Any]:
+    parameters = document["paths"][path][method]["parameters"]
+    found: dict[str, Any] = next(p["schema"] for p in parameters if p["name"] == name)
+    return found
+
+
+async def test_openapi_states_what_the_server_enforces(client: httpx.AsyncClient) -> None:
+    """Generated clients and fuzzers trust the document (issue 19.7): the values it allows are
+    the ones the server takes."""
+    document: dict[str, Any] = (await client.get("/openapi.json")).json()
+    for path, item in document["paths"].items():
+        for operation in item.values():
+            for parameter in operation.get("parameters", []):
+                assert {"type": "null"} not in parameter["schema"].get("anyOf", []), (
+                    path,
+                    parameter,
+                )
+    domains, runs = "/api/v1/domains", "/api/v1/public/agent/runs"
+    assert _parameter(document, domains, "get", "per_page") == {
+        "type": "integer",
+        "enum": [10, 25, 50, 100],
+        "description": "Page size: 10, 25, 50 (default) or 100.",
+        "title": "Per Page",
+    }
+    assert _parameter(document, domains, "get", "page")["minimum"] == 1
+    assert _parameter(document, domains + "/{id}", "get", "id")["type"] == "integer"
+    assert _parameter(document, "/v1/analytics/usage", "get", "start_date")["format"] == "date"
+    assert _parameter(document, runs + "/{run_id}/events", "get", "Last-Event-ID")["type"] == (
+        "integer"
+    )
+    assert "pattern" in _parameter(document, runs, "get", "cursor")
+    assert _parameter(document, runs, "get", "status")["enum"][0] == "queued"
+    model = document["components"]["schemas"]["AgentConfigIn"]["properties"]["model"]
+    assert model["pattern"] == "^(atrium:offline)$"  # no provider key in these settings
+
+
+async def test_a_listed_cursor_matches_the_documented_pattern(
+    client: httpx.AsyncClient, auth: dict[str, str]
+) -> None:
+    document: dict[str, Any] = (await client.get("/openapi.json")).json()
+    pattern = _parameter(document, "/api/v1/public/agent/runs", "get", "cursor")["pattern"]
+    for _ in range(2):
+        created = await client.post(
+            "/api/v1/public/agent/runs", json={"prompt": "hello"}, headers=auth
+        )
+        assert created.status_code == 201, created.text
+    page = await client.get("/api/v1/public/agent/runs", params={"limit": 1}, headers=auth)
+    cursor = page.json()["next_cursor"]
+    assert re.fullmatch(pattern, cursor), cursor
+    following = await client.get(
+        "/api/v1/public/agent/runs", params={"limit": 1, "cursor": cursor}, headers=auth
+    )
+    assert following.status_code == 200 and following.json()["data"], following.text

@@ -18,7 +18,7 @@ from tests import processes
 from tests.conftest import _empty_tables
 from tests.processes import atrium_env
 from tests.runs.helpers import RUNS
-from tests.worker.processes import AtriumProcess
+from tests.worker.processes import Servers
 
 WORDS, PAUSE = 20, 0.1  # one run streams for about two seconds
 
@@ -78,12 +78,9 @@ async def test_sigkill_loses_no_acknowledged_write_and_strands_no_run(
 ) -> None:
     await _empty_tables(database_url)
     env = _env(database_url, slow_llm)
-    auth = {"Authorization": f"Bearer {env['ATRIUM_BOOTSTRAP_KEY']}"}
-    first = AtriumProcess.serve(env, tmp_path / "first.log")
-    second: AtriumProcess | None = None
-    try:
-        await first.ready()
-        async with httpx.AsyncClient(base_url=first.url, headers=auth, timeout=10) as api:
+    with Servers(tmp_path, env) as servers:
+        first = await servers.serve("first")
+        async with servers.api(first) as api:
             agent = await api.post(
                 "/v1/agents",
                 json={"name": "slow", "config": {"model": "openai-compatible:slow", "tools": []}},
@@ -115,9 +112,8 @@ async def test_sigkill_loses_no_acknowledged_write_and_strands_no_run(
             stop.set()
             await writing
 
-        second = AtriumProcess.serve(env, tmp_path / "second.log")
-        await second.ready()
-        async with httpx.AsyncClient(base_url=second.url, headers=auth, timeout=10) as api:
+        second = await servers.serve("second")
+        async with servers.api(second) as api:
             # Every acknowledged write survived, with what was acknowledged.
             for domain_id, name in writer.domains.items():
                 found = await api.get(f"/api/v1/domains/{domain_id}")
@@ -143,7 +139,3 @@ async def test_sigkill_loses_no_acknowledged_write_and_strands_no_run(
             assert all(s["result"] == expected for s in statuses.values())
             listed = (await api.get(RUNS, params={"limit": 100})).json()["data"]
             assert sorted(run["run_id"] for run in listed) == sorted(run_ids)
-    finally:
-        first.stop()
-        if second is not None:
-            second.stop()

@@ -104,6 +104,8 @@ async def test_another_accounts_key_gets_404_on_every_record_operation(
         response = await client.request(method, path, headers=intruder.headers, **body)
         error = assert_error(response, 404)
         assert error["code"] == "NOT_FOUND", (method, path)
+        # Every group's 404 names the path parameter it could not resolve (the error model).
+        assert error["details"].get("parameter") in _PARAM.findall(template), (path, error)
         for secret in secrets_of_owner[:-1]:
             assert secret not in response.text, (method, path, response.text)
 

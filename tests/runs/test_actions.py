@@ -10,8 +10,8 @@ import pytest
 
 from atrium.auth.service import IssuedKey
 from tests.conftest import KeyFactory, bearer
+from tests.run_fixtures import AgentFactory
 from tests.runs.actions_helpers import LOOKUP, act, events_of, wait_status
-from tests.runs.conftest import AgentFactory
 from tests.runs.helpers import RUNS, create_run, wait_finished
 
 ONE_CALL = 'Define it.\ncall lookup {"word": "atrium"}'

@@ -20,7 +20,7 @@ from pydantic_ai.messages import (
 from pydantic_ai.models.function import AgentInfo, DeltaToolCall, DeltaToolCalls, FunctionModel
 
 from atrium.runtime.models import ModelRegistry
-from tests.runs.conftest import AgentFactory
+from tests.run_fixtures import AgentFactory
 from tests.runs.helpers import RUNS, create_run, wait_finished
 
 UNSAFE_NAMES = [

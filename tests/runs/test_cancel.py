@@ -10,7 +10,7 @@ from pydantic_ai.messages import ModelMessage
 from pydantic_ai.models.function import AgentInfo, FunctionModel
 
 from atrium.runtime.models import ModelRegistry
-from tests.runs.conftest import AgentFactory
+from tests.run_fixtures import AgentFactory
 from tests.runs.helpers import RUNS, create_run, read_stream, wait_finished
 
 

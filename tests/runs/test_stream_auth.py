@@ -19,7 +19,7 @@ from atrium.auth.service import IssuedKey, revoke_key
 from atrium.db.engine import Database
 from atrium.runtime.models import ModelRegistry
 from tests.reliability.test_bounds import served
-from tests.runs.conftest import AgentFactory
+from tests.run_fixtures import AgentFactory
 from tests.runs.helpers import RUNS, create_run
 
 RECHECK = 0.3

@@ -10,8 +10,8 @@ from typing import Any
 import httpx
 import pytest
 
+from tests.run_fixtures import AgentFactory
 from tests.runs.actions_helpers import LOOKUP, act, events_of, wait_status
-from tests.runs.conftest import AgentFactory
 from tests.runs.helpers import create_run, wait_finished
 from tests.runtime.chat_server import ANSWER, ChatServer
 from tests.runtime.mcp_server import McpTestServer

@@ -16,7 +16,7 @@ from pydantic_ai.models.function import AgentInfo, DeltaToolCall, DeltaToolCalls
 from pydantic_ai.models.test import TestModel
 
 from atrium.runtime.models import ModelRegistry
-from tests.runs.conftest import AgentFactory
+from tests.run_fixtures import AgentFactory
 from tests.runs.helpers import RUNS, create_run, wait_finished
 from tests.runtime.mcp_server import McpTestServer, silent_server
 

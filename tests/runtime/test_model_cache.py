@@ -15,7 +15,7 @@ from fastapi import FastAPI
 from openai import AsyncOpenAI
 
 from atrium.runtime.models import ModelRegistry
-from tests.runs.conftest import AgentFactory
+from tests.run_fixtures import AgentFactory
 from tests.runs.helpers import create_run, wait_finished
 from tests.runtime.chat_server import ANSWER, ChatServer
 

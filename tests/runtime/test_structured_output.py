@@ -13,7 +13,7 @@ from pydantic_ai.models.test import TestModel
 
 from atrium.runtime.models import ModelRegistry
 from atrium.runtime.offline import offline_instance
-from tests.runs.conftest import AgentFactory
+from tests.run_fixtures import AgentFactory
 from tests.runs.helpers import RUNS, create_run, wait_finished
 
 REPORT = {

@@ -8,7 +8,7 @@ from collections.abc import AsyncIterator
 import httpx
 import pytest
 
-from tests.runs.conftest import AgentFactory
+from tests.run_fixtures import AgentFactory
 from tests.runs.helpers import RUNS, create_run, wait_finished
 from tests.runtime.chat_server import ANSWER, ChatServer
 from tests.runtime.mcp_server import McpTestServer

@@ -24,7 +24,7 @@ from atrium.runs.lifecycle import ClaimedRun
 from atrium.runtime.models import ModelRegistry
 from atrium.worker.execution import RunExecution
 from atrium.worker.recorder import RunRecorder
-from tests.runs.conftest import AgentFactory
+from tests.run_fixtures import AgentFactory
 from tests.runs.helpers import RUNS, create_run, wait_finished
 from tests.webhooks.conftest import FAST
 from tests.webhooks.receiver import Receiver, verify

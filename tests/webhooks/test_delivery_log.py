@@ -127,10 +127,8 @@ async def test_the_log_pages_newest_first_with_a_cursor(
         "not-a-cursor",
         "bm9waXBl",
         "x" * 201,
-        # Dated at the edge of `datetime`: out of its range in UTC (issue 15, a 500 before).
-        cursor_of("0001-01-01T00:00:00+23:59|msg_abc"),
-        cursor_of("9999-12-31T23:59:59-00:01|msg_abc"),
-        cursor_of("2026-01-01T00:00:00+00:00|msg_a\x00b"),  # NUL: PostgreSQL refuses it
+        cursor_of("9" * 17, "msg_abc"),  # past `datetime`'s range (issue 15, a 500 before)
+        cursor_of("1767225600000000", "msg_a\x00b"),  # NUL: PostgreSQL refuses it
     ],
 )
 async def test_a_cursor_this_api_did_not_return_is_a_400(

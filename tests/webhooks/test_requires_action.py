@@ -7,8 +7,8 @@ import asyncio
 
 import httpx
 
+from tests.run_fixtures import AgentFactory
 from tests.runs.actions_helpers import LOOKUP, act, wait_status
-from tests.runs.conftest import AgentFactory
 from tests.runs.helpers import RUNS, wait_finished
 from tests.webhooks.receiver import Receiver, verify
 

@@ -13,7 +13,7 @@ import httpx
 from tests.processes import free_port
 from tests.runs.helpers import RUNS
 from tests.webhooks.receiver import Receiver, verify
-from tests.worker.processes import AtriumProcess, process_env
+from tests.worker.processes import Servers, process_env
 
 
 async def _deliveries(api: httpx.AsyncClient, webhook_id: str) -> list[dict[str, Any]]:
@@ -33,12 +33,10 @@ async def test_a_delivery_survives_a_server_restart(tmp_path: Path) -> None:
         webhook_poll_seconds="0.2",
         webhook_timeout_seconds="2",
     )
-    auth = {"Authorization": f"Bearer {env['ATRIUM_BOOTSTRAP_KEY']}"}
-    first = AtriumProcess.serve(env, tmp_path / "first.log")
-    second: AtriumProcess | None = None
+    servers = Servers(tmp_path, env)
     try:
-        await first.ready()
-        async with httpx.AsyncClient(base_url=first.url, headers=auth, timeout=10) as api:
+        first = await servers.serve("first")
+        async with servers.api(first) as api:
             created = await api.post("/v1/webhooks", json={"url": receiver.url()})
             assert created.status_code == 201, created.text
             hook = created.json()
@@ -61,11 +59,10 @@ async def test_a_delivery_survives_a_server_restart(tmp_path: Path) -> None:
         await asyncio.sleep(1.0)
         assert receiver.received == []  # nobody sends while the server is down
 
-        second = AtriumProcess.serve(env, tmp_path / "second.log")
-        await second.ready()
+        second = await servers.serve("second")
         (item,) = await receiver.wait_for("/hook", 1, within=30)
         assert item.webhook_id == row["delivery_id"]
-        async with httpx.AsyncClient(base_url=second.url, headers=auth, timeout=10) as api:
+        async with servers.api(second) as api:
             assert verify(hook["secret"], item) == (await api.get(f"{RUNS}/{run_id}")).json()
             for _ in range(200):
                 (after,) = await _deliveries(api, hook["webhook_id"])
@@ -77,7 +74,5 @@ async def test_a_delivery_survives_a_server_restart(tmp_path: Path) -> None:
         await asyncio.sleep(1.0)
         assert len(receiver.received) == 1
     finally:
-        first.stop()
-        if second is not None:
-            second.stop()
+        servers.stop()
         receiver.stop()

@@ -1,36 +1,5 @@
-"""Fixtures of the runs tests: agents made through the API, models registered on the app."""
+"""Fixtures of the worker tests: agents made through the API, models registered on the app."""
 
-from __future__ import annotations
+from tests.run_fixtures import make_agent, models
 
-from collections.abc import Awaitable, Callable
-from typing import Any
-
-import httpx
-import pytest
-from fastapi import FastAPI
-
-from atrium.runtime.models import ModelRegistry
-
-AgentFactory = Callable[..., Awaitable[str]]
-
-
-@pytest.fixture
-def make_agent(client: httpx.AsyncClient, auth: dict[str, str]) -> AgentFactory:
-    """`await make_agent(model="test:slow", tools=[...])`: an agent made through /v1/agents."""
-
-    async def factory(headers: dict[str, str] | None = None, **config: Any) -> str:
-        response = await client.post(
-            "/v1/agents", json={"name": "test agent", "config": config}, headers=headers or auth
-        )
-        assert response.status_code == 201, response.text
-        agent_id: str = response.json()["agent_id"]
-        return agent_id
-
-    return factory
-
-
-@pytest.fixture
-def models(app: FastAPI) -> ModelRegistry:
-    """The worker's model registry: tests register pydantic-ai test models on it."""
-    registry: ModelRegistry = app.state.workers.runtime.models
-    return registry
+__all__ = ["make_agent", "models"]

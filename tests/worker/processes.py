@@ -7,6 +7,9 @@ import secrets
 import signal
 import subprocess
 from pathlib import Path
+from types import TracebackType
+
+import httpx
 
 from tests.processes import ATRIUM, atrium_env, free_port, stop_process, wait_for_http
 
@@ -53,3 +56,47 @@ class AtriumProcess:
     def stop(self) -> None:
         stop_process(self.process)
         self._out.close()
+
+
+class Servers:
+    """The `atrium` processes of one test, on one database (`process_env`), all stopped when
+    the test ends: `with Servers(tmp_path, env) as servers: first = await servers.serve(...)`."""
+
+    def __init__(self, tmp_path: Path, env: dict[str, str]) -> None:
+        self.tmp_path = tmp_path
+        self.env = env
+        self.auth = {"Authorization": f"Bearer {env['ATRIUM_BOOTSTRAP_KEY']}"}
+        self._started: list[AtriumProcess] = []
+
+    def start(self, name: str, *args: str) -> AtriumProcess:
+        """`atrium ARGS` (no port of its own), logging to `NAME.log`."""
+        return self._add(AtriumProcess(self.env, self.tmp_path / f"{name}.log", free_port(), *args))
+
+    async def serve(self, name: str, *options: str) -> AtriumProcess:
+        """`atrium serve OPTIONS`, logging to `NAME.log`, once it answers."""
+        process = self._add(AtriumProcess.serve(self.env, self.tmp_path / f"{name}.log", *options))
+        await process.ready()
+        return process
+
+    def api(self, process: AtriumProcess, *, timeout: float = 10) -> httpx.AsyncClient:
+        """A client of `process` with the bootstrap key."""
+        return httpx.AsyncClient(base_url=process.url, headers=self.auth, timeout=timeout)
+
+    def _add(self, process: AtriumProcess) -> AtriumProcess:
+        self._started.append(process)
+        return process
+
+    def __enter__(self) -> Servers:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        self.stop()
+
+    def stop(self) -> None:
+        for process in self._started:
+            process.stop()

@@ -15,7 +15,7 @@ from sqlalchemy.orm import Session
 
 from atrium.db.engine import Database
 from atrium.kit.time import utcnow
-from atrium.runs import lifecycle, repository
+from atrium.runs import lifecycle, queue_repository
 from tests.runs.helpers import RUNS, create_run
 
 OWNER = "host:1234:abcd"
@@ -44,8 +44,10 @@ async def test_only_the_newest_attempt_of_one_owner_writes(
     later = utcnow() + timedelta(seconds=60)
 
     def requeue(session: Session) -> tuple[int, str] | None:
-        seq = repository.requeue(session, run_id=first.run_id, owner=OWNER, expired_before=later)
-        repository.release_thread(session, thread_id=first.thread_id, run_id=first.run_id)
+        seq = queue_repository.requeue(
+            session, run_id=first.run_id, owner=OWNER, expired_before=later
+        )
+        queue_repository.release_thread(session, thread_id=first.thread_id, run_id=first.run_id)
         return seq
 
     assert await db.write_sync(requeue) is not None
@@ -54,7 +56,7 @@ async def test_only_the_newest_attempt_of_one_owner_writes(
 
     async def checkpoint_of(claim: lifecycle.ClaimedRun) -> bool | None:
         return await db.write_sync(
-            lambda session: repository.checkpoint(
+            lambda session: queue_repository.checkpoint(
                 session,
                 run_id=claim.run_id,
                 owner=OWNER,
@@ -68,7 +70,7 @@ async def test_only_the_newest_attempt_of_one_owner_writes(
     async def finish_of(claim: lifecycle.ClaimedRun, result: str) -> bool:
         values = {"status": "completed", "result": result, "finished_at": utcnow()}
         return await db.write_sync(
-            lambda session: repository.finish(
+            lambda session: queue_repository.finish(
                 session, run_id=claim.run_id, owner=OWNER, attempt=claim.attempt, values=values
             )
         )

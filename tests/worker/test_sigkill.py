@@ -11,13 +11,11 @@ import asyncio
 from collections.abc import AsyncIterator
 from pathlib import Path
 
-import httpx
 import pytest
 
-from tests.processes import free_port
 from tests.runs.helpers import RUNS, parse_sse
 from tests.runtime.chat_server import ANSWER, ChatServer
-from tests.worker.processes import AtriumProcess, process_env
+from tests.worker.processes import Servers, process_env
 
 
 @pytest.fixture
@@ -36,12 +34,9 @@ async def test_a_killed_workers_run_is_requeued_and_completes_once(
         run_heartbeat_seconds="0.5",
         run_poll_seconds="0.5",
     )
-    auth = {"Authorization": f"Bearer {env['ATRIUM_BOOTSTRAP_KEY']}"}
-    first = AtriumProcess.serve(env, tmp_path / "first.log")
-    second: AtriumProcess | None = None
-    try:
-        await first.ready()
-        async with httpx.AsyncClient(base_url=first.url, headers=auth, timeout=10) as api:
+    with Servers(tmp_path, env) as servers:
+        first = await servers.serve("first")
+        async with servers.api(first) as api:
             agent = await api.post(
                 "/v1/agents",
                 json={"name": "llm", "config": {"model": "openai-compatible:local"}},
@@ -68,9 +63,8 @@ async def test_a_killed_workers_run_is_requeued_and_completes_once(
 
         first.kill()
 
-        second = AtriumProcess.serve(env, tmp_path / "second.log")
-        await second.ready()
-        async with httpx.AsyncClient(base_url=second.url, headers=auth, timeout=30) as api:
+        second = await servers.serve("second")
+        async with servers.api(second, timeout=30) as api:
             done = None
             for _ in range(400):
                 done = (await api.get(f"{RUNS}/{run_id}")).json()
@@ -114,10 +108,6 @@ async def test_a_killed_workers_run_is_requeued_and_completes_once(
             )
             assert resumed == frames[last_seen:]
         assert len(chat_server.requests) == 4
-    finally:
-        first.stop()
-        if second is not None:
-            second.stop()
 
 
 async def test_a_run_that_loses_its_worker_on_the_last_attempt_fails_worker_lost(
@@ -131,12 +121,9 @@ async def test_a_run_that_loses_its_worker_on_the_last_attempt_fails_worker_lost
             run_heartbeat_seconds="0.3",
             run_max_attempts="1",
         )
-        auth = {"Authorization": f"Bearer {env['ATRIUM_BOOTSTRAP_KEY']}"}
-        first = AtriumProcess.serve(env, tmp_path / "first.log")
-        second: AtriumProcess | None = None
-        try:
-            await first.ready()
-            async with httpx.AsyncClient(base_url=first.url, headers=auth) as api:
+        with Servers(tmp_path, env) as servers:
+            first = await servers.serve("first")
+            async with servers.api(first) as api:
                 agent = await api.post(
                     "/v1/agents", json={"name": "llm", "config": {"model": "openai-compatible:x"}}
                 )
@@ -150,30 +137,21 @@ async def test_a_run_that_loses_its_worker_on_the_last_attempt_fails_worker_lost
                     await asyncio.sleep(0.05)
             first.kill()
             # A worker alone recovers it (it listens on no port).
-            second = AtriumProcess(env, tmp_path / "second.log", free_port(), "worker")
-            api_only = AtriumProcess.serve(env, tmp_path / "api.log", "--no-worker")
-            try:
-                await api_only.ready()
-                async with httpx.AsyncClient(base_url=api_only.url, headers=auth) as api:
-                    done = None
-                    for _ in range(200):
-                        done = (await api.get(f"{RUNS}/{run_id}")).json()
-                        if done["status"] == "failed":
-                            break
-                        await asyncio.sleep(0.05)
-                    assert done is not None and done["status"] == "failed", done
-                    assert done["error"]["code"] == "WORKER_LOST"
-                    usage = (await api.get("/v1/analytics/usage")).json()["totals"]
-                    assert (usage["runs"], usage["failed"]) == (1, 1)
-                    kinds = [
-                        f["event"]
-                        for f in parse_sse((await api.get(f"{RUNS}/{run_id}/events")).text)
-                    ]
-                    assert kinds[-1] == "run.failed" and kinds.count("run.started") == 1
-            finally:
-                api_only.stop()
+            servers.start("second", "worker")
+            api_only = await servers.serve("api", "--no-worker")
+            async with servers.api(api_only) as api:
+                done = None
+                for _ in range(200):
+                    done = (await api.get(f"{RUNS}/{run_id}")).json()
+                    if done["status"] == "failed":
+                        break
+                    await asyncio.sleep(0.05)
+                assert done is not None and done["status"] == "failed", done
+                assert done["error"]["code"] == "WORKER_LOST"
+                usage = (await api.get("/v1/analytics/usage")).json()["totals"]
+                assert (usage["runs"], usage["failed"]) == (1, 1)
+                kinds = [
+                    f["event"] for f in parse_sse((await api.get(f"{RUNS}/{run_id}/events")).text)
+                ]
+                assert kinds[-1] == "run.failed" and kinds.count("run.started") == 1
             assert len(chat.requests) == 1  # never retried past the attempt limit
-        finally:
-            first.stop()
-            if second is not None:
-                second.stop()

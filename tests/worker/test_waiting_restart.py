@@ -10,7 +10,7 @@ import httpx
 
 from tests.runs.actions_helpers import LOOKUP
 from tests.runs.helpers import RUNS, parse_sse
-from tests.worker.processes import AtriumProcess, process_env
+from tests.worker.processes import Servers, process_env
 
 
 async def _status(api: httpx.AsyncClient, run_id: str, wanted: str) -> dict[str, object]:
@@ -25,12 +25,9 @@ async def _status(api: httpx.AsyncClient, run_id: str, wanted: str) -> dict[str,
 
 async def test_a_waiting_run_survives_sigkill_and_completes_once(tmp_path: Path) -> None:
     env = process_env(tmp_path, run_lease_seconds="1.5", run_heartbeat_seconds="0.5")
-    auth = {"Authorization": f"Bearer {env['ATRIUM_BOOTSTRAP_KEY']}"}
-    first = AtriumProcess.serve(env, tmp_path / "first.log")
-    second: AtriumProcess | None = None
-    try:
-        await first.ready()
-        async with httpx.AsyncClient(base_url=first.url, headers=auth, timeout=10) as api:
+    with Servers(tmp_path, env) as servers:
+        first = await servers.serve("first")
+        async with servers.api(first) as api:
             agent = await api.post(
                 "/v1/agents", json={"name": "hitl", "config": {"tools": [LOOKUP]}}
             )
@@ -44,9 +41,8 @@ async def test_a_waiting_run_survives_sigkill_and_completes_once(tmp_path: Path)
 
         first.kill()
 
-        second = AtriumProcess.serve(env, tmp_path / "second.log")
-        await second.ready()
-        async with httpx.AsyncClient(base_url=second.url, headers=auth, timeout=30) as api:
+        second = await servers.serve("second")
+        async with servers.api(second, timeout=30) as api:
             still = (await api.get(f"{RUNS}/{run_id}")).json()
             assert still["status"] == "requires_action"
             assert still["required_action"] == waiting["required_action"]
@@ -67,7 +63,3 @@ async def test_a_waiting_run_survives_sigkill_and_completes_once(tmp_path: Path)
             assert kinds.count("run.requires_action") == 1
             assert kinds.count("run.completed") == 1 and kinds[-1] == "run.completed"
             assert kinds.count("run.started") == 2
-    finally:
-        first.stop()
-        if second is not None:
-            second.stop()

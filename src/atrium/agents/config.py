@@ -19,7 +19,9 @@ TEMPERATURE_MAX: Final = 2.0
 # `provider:name`, as pydantic-ai names models (`openai:gpt-4o-mini`,
 # `openai-compatible:llama3.1:8b`). The shape is checked, not a catalogue: which models exist
 # depends on the deployment's providers.
-MODEL_PATTERN: Final = re.compile(r"^[a-z][a-z0-9_-]*:[A-Za-z0-9][A-Za-z0-9._:/@+-]*$")
+# The part after `provider:`.
+MODEL_NAME_PATTERN: Final = r"[A-Za-z0-9][A-Za-z0-9._:/@+-]*"
+MODEL_PATTERN: Final = re.compile(rf"^[a-z][a-z0-9_-]*:{MODEL_NAME_PATTERN}$")
 
 
 # What `new_id("agt")` makes. Anything else cannot name an agent, so it is a 404 without a query

@@ -15,7 +15,7 @@ from typing import Annotated, Any, Final, cast
 from jsonschema import Draft202012Validator
 from jsonschema.exceptions import SchemaError
 from jsonschema.validators import validator_for
-from pydantic import AfterValidator
+from pydantic import AfterValidator, WithJsonSchema
 from pydantic_ai import StructuredDict
 from pydantic_ai.exceptions import UserError
 
@@ -93,5 +93,34 @@ def check_object_schema(schema: dict[str, Any]) -> dict[str, Any]:
     return schema
 
 
-OutputSchema = Annotated[dict[str, Any], AfterValidator(check_object_schema)]
+# What the OpenAPI document shows: an object schema of typed properties, other keywords allowed
+# (the server takes any object schema `check_object_schema` passes, and JSON Schema ignores
+# keywords it does not know; a whole meta-schema is no template a generator can fill).
+DOCUMENTED_SCHEMA: Final[dict[str, Any]] = {
+    "type": "object",
+    "description": 'A JSON Schema of `"type": "object"` (docs/runs.md: structured output).',
+    "required": ["type"],
+    "properties": {
+        "type": {"const": "object"},
+        "properties": {
+            "type": "object",
+            "propertyNames": {"pattern": r"^[^\x00]*$"},
+            "additionalProperties": {
+                "anyOf": [
+                    {"type": "boolean"},  # `true` and `false` are schemas too
+                    {
+                        "type": "object",
+                        "properties": {
+                            "type": {"enum": ["string", "integer", "number", "boolean"]},
+                            "description": {"type": "string", "pattern": r"^[^\x00]*$"},
+                        },
+                    },
+                ]
+            },
+        },
+    },
+}
+OutputSchema = Annotated[
+    dict[str, Any], AfterValidator(check_object_schema), WithJsonSchema(DOCUMENTED_SCHEMA)
+]
 """`config.output_schema`: the JSON Schema of a run's result."""

@@ -9,13 +9,14 @@ sentences for a stored model that has become unusable (a key removed since).
 from __future__ import annotations
 
 import difflib
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Annotated, Final
+from typing import Annotated, Any, Final
 
 from fastapi import Depends, Request
 
-from atrium.agents.config import OFFLINE_MODEL
+from atrium.agents.config import MODEL_NAME_PATTERN, OFFLINE_MODEL
 from atrium.errors import InvalidParameter
 from atrium.settings import Settings
 
@@ -63,6 +64,34 @@ class ModelCheck:
 
     def problem(self, name: str) -> str | None:
         return None if self.registered(name) else model_problem(name, self.settings)
+
+    def model_pattern(self) -> str:
+        """A pattern of the model names this deployment's settings make usable, for the OpenAPI
+        document (models registered at run time are usable too, but not listed)."""
+        names = [re.escape(OFFLINE_MODEL)]
+        usable = {
+            "openai": bool(self.settings.openai_api_key),
+            "anthropic": bool(self.settings.anthropic_api_key),
+            OPENAI_COMPATIBLE: bool(self.settings.llm_base_url),
+        }
+        providers = [re.escape(name) for name, configured in usable.items() if configured]
+        if providers:
+            names.append(f"({'|'.join(providers)}):{MODEL_NAME_PATTERN}")
+        return f"^({'|'.join(names)})$"
+
+    def document(self, openapi: dict[str, Any]) -> None:
+        """State `model_pattern` on every `config.model` of the OpenAPI document."""
+        schemas = openapi.get("components", {}).get("schemas", {})
+        for name in ("AgentConfigIn", "RunConfig"):
+            model = schemas.get(name, {}).get("properties", {}).get("model")
+            if model is None:
+                continue
+            for variant in model.get("anyOf", [model]):
+                if variant.get("type") == "string":
+                    variant["pattern"] = self.model_pattern()
+                    variant["description"] = (
+                        "Usable here: the providers configured on this server (docs/models.md)."
+                    )
 
     def require(self, name: str, *, parameter: str = "config.model") -> None:
         """Raise the 400 on `parameter` when `name` is not usable here."""

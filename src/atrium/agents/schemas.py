@@ -28,6 +28,12 @@ from atrium.agents.json_schemas import OutputSchema
 from atrium.agents.tools import Tool, ToolList, masked
 from atrium.db.models import Agent
 from atrium.kit.time import isoformat
+from atrium.kit.wire_schemas import (
+    UNICODE_CONTROL,
+    UNICODE_SPACE,
+    WITHOUT_NUL,
+    trimmed_text_schema,
+)
 
 MAX_NAME_LENGTH = 100
 MAX_DESCRIPTION_LENGTH = 2_000
@@ -52,16 +58,28 @@ def _check_model(value: str) -> str:
     return value
 
 
+# The `json_schema_extra` patterns state the validators' rules in the OpenAPI document.
 AgentName = Annotated[
     str,
     StringConstraints(strip_whitespace=True, min_length=1, max_length=MAX_NAME_LENGTH),
     AfterValidator(_printable_name),
+    Field(
+        json_schema_extra=trimmed_text_schema(
+            MAX_NAME_LENGTH, required=True, control=UNICODE_CONTROL, space=UNICODE_SPACE
+        )
+    ),
 ]
 AgentDescription = Annotated[
-    str, StringConstraints(max_length=MAX_DESCRIPTION_LENGTH), AfterValidator(_no_nul)
+    str,
+    StringConstraints(max_length=MAX_DESCRIPTION_LENGTH),
+    AfterValidator(_no_nul),
+    Field(json_schema_extra={"pattern": WITHOUT_NUL}),
 ]
 Instructions = Annotated[
-    str, StringConstraints(max_length=MAX_INSTRUCTIONS_LENGTH), AfterValidator(_no_nul)
+    str,
+    StringConstraints(max_length=MAX_INSTRUCTIONS_LENGTH),
+    AfterValidator(_no_nul),
+    Field(json_schema_extra={"pattern": WITHOUT_NUL}),
 ]
 MaxOutputTokens = Annotated[int, Field(gt=0, le=MAX_OUTPUT_TOKENS)]
 ModelName = Annotated[
@@ -111,8 +129,20 @@ class AgentCreate(_Strict):
     config: AgentConfigIn = Field(default_factory=AgentConfigIn)
 
 
+def _never_null(schema: dict[str, Any]) -> None:
+    """Each property's schema without its `null` variant (nor a `null` default)."""
+    for name, field_schema in schema.get("properties", {}).items():
+        variants = [v for v in field_schema.pop("anyOf", []) if v != {"type": "null"}]
+        field_schema.pop("default", None)
+        if len(variants) == 1:
+            schema["properties"][name] = {**variants[0], **field_schema}
+
+
 class AgentUpdate(_Strict):
     """PUT: the fields present replace the agent's; config keys present replace those keys."""
+
+    # Optional but never null (`_not_null`): the document shows no null either.
+    model_config = ConfigDict(json_schema_extra=lambda schema: _never_null(schema))
 
     name: AgentName | None = None
     description: AgentDescription | None = None

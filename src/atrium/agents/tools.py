@@ -18,10 +18,12 @@ from pydantic import (
     PlainValidator,
     StringConstraints,
     ValidationError,
+    WithJsonSchema,
 )
 
 from atrium.agents.config import TOOLS as BUILTIN_TOOLS
-from atrium.agents.json_schemas import NO_ARGUMENTS, check_object_schema
+from atrium.agents.json_schemas import DOCUMENTED_SCHEMA, NO_ARGUMENTS, check_object_schema
+from atrium.kit.wire_schemas import PUBLIC_URL
 
 MASK: Final = "***"
 MAX_TOOLS: Final = 64
@@ -56,6 +58,13 @@ RESERVED_HEADERS: Final = frozenset(
 )
 
 
+def _unique_items(schema: dict[str, Any]) -> None:
+    """The document's list of names: each once (`_check_mcp` refuses a repeat)."""
+    for variant in schema.get("anyOf", []):
+        if variant.get("type") == "array":
+            variant["uniqueItems"] = True
+
+
 class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", strict=True)
 
@@ -66,7 +75,9 @@ McpToolName = Annotated[str, StringConstraints(pattern=MCP_TOOL_NAME)]
 class ApprovalList(_Strict):
     """`{"always": ["tool", …]}`: these tools of the server wait for approval, the others not."""
 
-    always: list[McpToolName] = Field(max_length=MAX_TOOL_NAMES)
+    always: list[McpToolName] = Field(
+        max_length=MAX_TOOL_NAMES, json_schema_extra={"uniqueItems": True}
+    )
 
 
 class McpServerTool(_Strict):
@@ -74,12 +85,29 @@ class McpServerTool(_Strict):
 
     type: Literal["mcp"]
     server_label: Annotated[str, StringConstraints(pattern=SERVER_LABEL)]
-    server_url: Annotated[str, StringConstraints(min_length=1, max_length=MAX_URL_LENGTH)]
+    server_url: Annotated[
+        str,
+        StringConstraints(min_length=1, max_length=MAX_URL_LENGTH),
+        Field(json_schema_extra=PUBLIC_URL),
+    ]
     headers: dict[str, str] = Field(
-        default_factory=dict, description='Sent on every request; responses show "***".'
+        default_factory=dict,
+        description='Sent on every request; responses show "***".',
+        # What `_check_mcp` takes (besides the names atrium sets itself, once each).
+        json_schema_extra={
+            "maxProperties": MAX_HEADERS,
+            "propertyNames": {"pattern": HEADER_NAME.pattern},
+            "additionalProperties": {
+                "type": "string",
+                "pattern": f"^[\\x20-\\x7e]{{1,{MAX_HEADER_VALUE}}}$",
+            },
+        },
     )
     allowed_tools: list[McpToolName] | None = Field(
-        None, max_length=MAX_TOOL_NAMES, description="Only these tools of the server (null: all)."
+        None,
+        max_length=MAX_TOOL_NAMES,
+        description="Only these tools of the server, each once (null: all).",
+        json_schema_extra=_unique_items,
     )
     require_approval: Literal["never", "always"] | ApprovalList = "never"
 
@@ -90,10 +118,18 @@ class FunctionTool(_Strict):
     type: Literal["function"]
     name: Annotated[str, StringConstraints(pattern=FUNCTION_NAME)]
     description: Annotated[str, StringConstraints(max_length=MAX_DESCRIPTION)] = ""
-    parameters: dict[str, Any] = Field(default_factory=lambda: dict(NO_ARGUMENTS))
+    parameters: dict[str, Any] = Field(
+        default_factory=lambda: dict(NO_ARGUMENTS), json_schema_extra=DOCUMENTED_SCHEMA
+    )
 
 
 Tool = str | McpServerTool | FunctionTool
+# A `Tool` as the OpenAPI document shows it: a text entry names a built-in tool.
+_DocumentedTool = (
+    Annotated[str, WithJsonSchema({"type": "string", "enum": list(BUILTIN_TOOLS)})]
+    | McpServerTool
+    | FunctionTool
+)
 
 
 def _entry_error(index: int, exc: ValidationError) -> ValueError:
@@ -198,7 +234,7 @@ def _dump(tools: list[Tool]) -> list[Any]:
 
 ToolList = Annotated[
     list[Tool],
-    PlainValidator(parse_tools, json_schema_input_type=list[Tool]),
+    PlainValidator(parse_tools, json_schema_input_type=list[_DocumentedTool]),
     PlainSerializer(_dump, return_type=list[Any]),
 ]
 """`config.tools` in a request body."""

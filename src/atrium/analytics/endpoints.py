@@ -20,10 +20,18 @@ async def get_usage(
     principal: CurrentPrincipal,
     start_date: Annotated[
         str | None,
-        Query(description="First UTC day, YYYY-MM-DD. Default: end_date - 29 days."),
+        Query(
+            description="First UTC day, YYYY-MM-DD. Default: end_date - 29 days. On or before "
+            "end_date, at most 366 days before it.",
+            json_schema_extra={"format": "date"},
+        ),
     ] = None,
     end_date: Annotated[
-        str | None, Query(description="Last UTC day, YYYY-MM-DD. Default: today.")
+        str | None,
+        Query(
+            description="Last UTC day, YYYY-MM-DD. Default: today.",
+            json_schema_extra={"format": "date"},
+        ),
     ] = None,
     agent_id: Annotated[str | None, Query(description="Only this agent's usage.")] = None,
 ) -> UsageReport:

@@ -6,9 +6,10 @@ import hashlib
 import json
 from collections.abc import Mapping
 from datetime import date
-from typing import Any, Literal
+from typing import Any, Generic, Literal, TypedDict, TypeVar, Unpack
 
 import httpx
+from pydantic import BaseModel
 
 from atrium.client._core import AGENTS_PREFIX, DOMAINS_PREFIX, RUNS_PREFIX, Call, compact, form
 from atrium.client._core import model as parse_model
@@ -37,87 +38,46 @@ from atrium.client.models import (
 
 SortBy = Literal["id", "name"]
 SortOrder = Literal["desc", "asc"]
+R = TypeVar("R", bound=BaseModel)
 
 
-def _listing(
-    search: str | None,
-    search_by: str | None,
-    sort_by: SortBy | None,
-    sort: SortOrder | None,
-    per_page: int | None,
-    page: int | None,
-) -> dict[str, str | int]:
-    return compact(
-        search=search, search_by=search_by, sort_by=sort_by, sort=sort, per_page=per_page, page=page
-    )
+class ListFilters(TypedDict, total=False):
+    """The filters of a phpShort record list (domains, spaces)."""
+
+    search: str | None
+    search_by: str | None
+    sort_by: SortBy | None
+    sort: SortOrder | None
+    per_page: int | None
 
 
-# --- domains --------------------------------------------------------------------------------------
-def list_domains(
-    search: str | None = None,
-    search_by: str | None = None,
-    sort_by: SortBy | None = None,
-    sort: SortOrder | None = None,
-    per_page: int | None = None,
-    page: int | None = None,
-) -> Call[Page[Domain]]:
-    params = _listing(search, search_by, sort_by, sort, per_page, page)
-    return Call("GET", f"{DOMAINS_PREFIX}/domains", parse_model(Page[Domain]), params=params)
+class RecordCalls(Generic[R]):
+    """The calls of one phpShort record type (domains, spaces): one path, form bodies, the
+    record under `data`, Laravel pages."""
+
+    def __init__(self, path: str, record: type[R]) -> None:
+        self.path = path
+        self._one = parse_model(record, key="data")
+        self._page = parse_model(Page[record])  # type: ignore[valid-type]
+
+    def list(self, page: int | None = None, **filters: Unpack[ListFilters]) -> Call[Page[R]]:
+        return Call("GET", self.path, self._page, params=compact(**filters, page=page))
+
+    def get(self, record_id: int) -> Call[R]:
+        return Call("GET", f"{self.path}/{record_id}", self._one)
+
+    def create(self, **fields: Any) -> Call[R]:
+        return Call("POST", self.path, self._one, form=form(**fields))
+
+    def update(self, record_id: int, **fields: Any) -> Call[R]:
+        return Call("PATCH", f"{self.path}/{record_id}", self._one, form=form(**fields))
+
+    def delete(self, record_id: int) -> Call[Deleted]:
+        return Call("DELETE", f"{self.path}/{record_id}", parse_model(Deleted))
 
 
-def get_domain(domain_id: int) -> Call[Domain]:
-    return Call("GET", f"{DOMAINS_PREFIX}/domains/{domain_id}", parse_model(Domain, key="data"))
-
-
-def create_domain(
-    name: str, index_page: str | None = None, not_found_page: str | None = None
-) -> Call[Domain]:
-    body = form(name=name, index_page=index_page, not_found_page=not_found_page)
-    return Call("POST", f"{DOMAINS_PREFIX}/domains", parse_model(Domain, key="data"), form=body)
-
-
-def update_domain(
-    domain_id: int, index_page: str | None = None, not_found_page: str | None = None
-) -> Call[Domain]:
-    body = form(index_page=index_page, not_found_page=not_found_page)
-    path = f"{DOMAINS_PREFIX}/domains/{domain_id}"
-    return Call("PATCH", path, parse_model(Domain, key="data"), form=body)
-
-
-def delete_domain(domain_id: int) -> Call[Deleted]:
-    return Call("DELETE", f"{DOMAINS_PREFIX}/domains/{domain_id}", parse_model(Deleted))
-
-
-# --- spaces ---------------------------------------------------------------------------------------
-def list_spaces(
-    search: str | None = None,
-    search_by: str | None = None,
-    sort_by: SortBy | None = None,
-    sort: SortOrder | None = None,
-    per_page: int | None = None,
-    page: int | None = None,
-) -> Call[Page[Space]]:
-    params = _listing(search, search_by, sort_by, sort, per_page, page)
-    return Call("GET", f"{DOMAINS_PREFIX}/spaces", parse_model(Page[Space]), params=params)
-
-
-def get_space(space_id: int) -> Call[Space]:
-    return Call("GET", f"{DOMAINS_PREFIX}/spaces/{space_id}", parse_model(Space, key="data"))
-
-
-def create_space(name: str, color: int | None = None) -> Call[Space]:
-    body = form(name=name, color=color)
-    return Call("POST", f"{DOMAINS_PREFIX}/spaces", parse_model(Space, key="data"), form=body)
-
-
-def update_space(space_id: int, name: str | None = None, color: int | None = None) -> Call[Space]:
-    body = form(name=name, color=color)
-    path = f"{DOMAINS_PREFIX}/spaces/{space_id}"
-    return Call("PATCH", path, parse_model(Space, key="data"), form=body)
-
-
-def delete_space(space_id: int) -> Call[Deleted]:
-    return Call("DELETE", f"{DOMAINS_PREFIX}/spaces/{space_id}", parse_model(Deleted))
+domains = RecordCalls(f"{DOMAINS_PREFIX}/domains", Domain)
+spaces = RecordCalls(f"{DOMAINS_PREFIX}/spaces", Space)
 
 
 # --- account, agents, analytics -------------------------------------------------------------------

@@ -11,13 +11,14 @@ from contextlib import contextmanager
 from datetime import date
 from pathlib import Path
 from types import TracebackType
-from typing import Any, Generic, TypeVar
+from typing import Any, Generic, Protocol, TypeVar, Unpack
 
 import httpx
 from httpx_sse import connect_sse
+from pydantic import BaseModel
 
 from atrium.client import _calls as calls
-from atrium.client._calls import SortBy, SortOrder
+from atrium.client._calls import ListFilters
 from atrium.client._core import (
     Call,
     Download,
@@ -51,7 +52,7 @@ from atrium.client.models import (
 )
 
 T = TypeVar("T")
-R = TypeVar("R")
+R = TypeVar("R", bound=BaseModel)
 ReconnectHook = Callable[[int, BaseException], None]
 
 
@@ -204,111 +205,99 @@ class Client:
             time.sleep(delay)
 
 
+class _CursorPage(Protocol):
+    @property
+    def has_more(self) -> bool: ...
+    @property
+    def next_cursor(self) -> str | None: ...
+
+
+P = TypeVar("P", bound=_CursorPage)
+
+
 class _Resource:
     def __init__(self, client: Client) -> None:
         self._client = client
+
+    def _pages(self, page_at: Callable[[str | None], Call[P]]) -> Iterator[P]:
+        """Every page of a cursor-paged list, newest first: `page_at(cursor)` is the call of
+        the page at `cursor` (None: the first)."""
+        cursor: str | None = None
+        while True:
+            page = self._client.send(page_at(cursor))
+            yield page
+            if not page.has_more or page.next_cursor is None:
+                return
+            cursor = page.next_cursor
 
 
 class _Records(_Resource, Generic[R]):
     """List, page through and iterate phpShort records (domains, spaces)."""
 
-    _list_call: Callable[..., Call[Page[R]]]
+    _calls: calls.RecordCalls[R]
 
-    def list(
-        self,
-        *,
-        search: str | None = None,
-        search_by: str | None = None,
-        sort_by: SortBy | None = None,
-        sort: SortOrder | None = None,
-        per_page: int | None = None,
-        page: int | None = None,
-    ) -> Page[R]:
-        """One page: search by name, sort by id (date created) or name, 10/25/50/100 a page."""
-        return self._client.send(
-            type(self)._list_call(search, search_by, sort_by, sort, per_page, page)
-        )
+    def list(self, *, page: int | None = None, **filters: Unpack[ListFilters]) -> Page[R]:
+        """One page: search by name, sort by id (date created) or name, 10/25/50/100 a page
+        (`search`, `search_by`, `sort_by`, `sort`, `per_page`)."""
+        return self._client.send(self._calls.list(page, **filters))
 
-    def iter_pages(
-        self,
-        *,
-        search: str | None = None,
-        search_by: str | None = None,
-        sort_by: SortBy | None = None,
-        sort: SortOrder | None = None,
-        per_page: int | None = None,
-    ) -> Iterator[Page[R]]:
+    def iter_pages(self, **filters: Unpack[ListFilters]) -> Iterator[Page[R]]:
         """Every page, from the first to the last."""
         number = 1
         while True:
-            current = self.list(
-                search=search,
-                search_by=search_by,
-                sort_by=sort_by,
-                sort=sort,
-                per_page=per_page,
-                page=number,
-            )
+            current = self.list(page=number, **filters)
             yield current
             if not current.has_next:
                 return
             number = current.meta.current_page + 1
 
-    def iter_all(
-        self,
-        *,
-        search: str | None = None,
-        search_by: str | None = None,
-        sort_by: SortBy | None = None,
-        sort: SortOrder | None = None,
-        per_page: int | None = None,
-    ) -> Iterator[R]:
+    def iter_all(self, **filters: Unpack[ListFilters]) -> Iterator[R]:
         """Every record matching the filters, across all pages."""
-        for current in self.iter_pages(
-            search=search, search_by=search_by, sort_by=sort_by, sort=sort, per_page=per_page
-        ):
+        for current in self.iter_pages(**filters):
             yield from current.data
 
 
 class Domains(_Records[Domain]):
     """`/api/v1/domains` (phpShort's API): form bodies, Laravel pages."""
 
-    _list_call = staticmethod(calls.list_domains)
+    _calls = calls.domains
 
     def get(self, domain_id: int) -> Domain:
-        return self._client.send(calls.get_domain(domain_id))
+        return self._client.send(self._calls.get(domain_id))
 
     def create(
         self, name: str, *, index_page: str | None = None, not_found_page: str | None = None
     ) -> Domain:
-        return self._client.send(calls.create_domain(name, index_page, not_found_page))
+        fields = {"name": name, "index_page": index_page, "not_found_page": not_found_page}
+        return self._client.send(self._calls.create(**fields))
 
     def update(
         self, domain_id: int, *, index_page: str | None = None, not_found_page: str | None = None
     ) -> Domain:
         """Change the redirect targets; None leaves one as it is, "" clears it."""
-        return self._client.send(calls.update_domain(domain_id, index_page, not_found_page))
+        fields = {"index_page": index_page, "not_found_page": not_found_page}
+        return self._client.send(self._calls.update(domain_id, **fields))
 
     def delete(self, domain_id: int) -> Deleted:
-        return self._client.send(calls.delete_domain(domain_id))
+        return self._client.send(self._calls.delete(domain_id))
 
 
 class Spaces(_Records[Space]):
     """`/api/v1/spaces` (phpShort's API): form bodies, Laravel pages."""
 
-    _list_call = staticmethod(calls.list_spaces)
+    _calls = calls.spaces
 
     def get(self, space_id: int) -> Space:
-        return self._client.send(calls.get_space(space_id))
+        return self._client.send(self._calls.get(space_id))
 
     def create(self, name: str, *, color: int | None = None) -> Space:
-        return self._client.send(calls.create_space(name, color))
+        return self._client.send(self._calls.create(name=name, color=color))
 
     def update(self, space_id: int, *, name: str | None = None, color: int | None = None) -> Space:
-        return self._client.send(calls.update_space(space_id, name, color))
+        return self._client.send(self._calls.update(space_id, name=name, color=color))
 
     def delete(self, space_id: int) -> Deleted:
-        return self._client.send(calls.delete_space(space_id))
+        return self._client.send(self._calls.delete(space_id))
 
 
 class Agents(_Resource):
@@ -405,15 +394,10 @@ class Runs(_Resource):
         limit: int | None = None,
     ) -> Iterator[Run]:
         """Every run matching the filters, newest first, following the cursor."""
-        cursor: str | None = None
-        while True:
-            page = self.list(
-                status=status, agent_id=agent_id, thread_id=thread_id, limit=limit, cursor=cursor
-            )
+        for page in self._pages(
+            lambda cursor: calls.list_runs(status, agent_id, thread_id, limit, cursor)
+        ):
             yield from page.data
-            if not page.has_more or page.next_cursor is None:
-                return
-            cursor = page.next_cursor
 
     def cancel(self, run_id: str) -> Run:
         """Cancel a queued or running run (a finished one raises `ConflictError`)."""
@@ -600,10 +584,7 @@ class Webhooks(_Resource):
     ) -> Iterator[WebhookDelivery]:
         """Every delivery (of one endpoint, or the account's), newest first, following the
         cursor page by page; `limit` is the page size."""
-        cursor: str | None = None
-        while True:
-            page = self._client.send(calls.webhook_delivery_page(webhook_id, run_id, limit, cursor))
+        for page in self._pages(
+            lambda cursor: calls.webhook_delivery_page(webhook_id, run_id, limit, cursor)
+        ):
             yield from page.data
-            if not page.has_more or page.next_cursor is None:
-                return
-            cursor = page.next_cursor

@@ -27,6 +27,8 @@ from atrium.client.models import (
     RunRestarted,
     RunStarted,
     RunStep,
+    ToolCalled,
+    ToolReturned,
     UsageReport,
     Webhook,
     WebhookDelivery,
@@ -91,6 +93,7 @@ class RunView:
         self.spinner = Spinner("dots", style="cyan")
         self.artifacts: list[ArtifactCreated] = []
         self.finished_at: float | None = None
+        self.tools = ToolLines()
 
     # --- events -----------------------------------------------------------------------------------
     def apply(self, event: RunEvent) -> None:
@@ -107,6 +110,12 @@ class RunView:
         elif isinstance(event, RunStep):
             self.status = "running"
             self.step = _step_text(event)
+        elif isinstance(event, ToolCalled | ToolReturned):
+            # A line each, above the live area; the text being written ends its line first,
+            # or the tool line would be printed before it.
+            self.flush_text()
+            self.console.print(self.tools.line(event), soft_wrap=True, highlight=False)
+            self.step = f"calling {self.tools.name(event)}" if isinstance(event, ToolCalled) else ""
         elif isinstance(event, ArtifactCreated):
             self.artifacts.append(event)
             self.step = f"wrote {event.name}"
@@ -170,6 +179,40 @@ class RunView:
         if self.partial:
             return Group(Text(self.partial), self.spinner)
         return self.spinner
+
+
+TOOL_SHOWN_CHARS = 200
+
+
+def _abbreviated(text: str, width: int = TOOL_SHOWN_CHARS) -> str:
+    line = " ".join(text.split())  # one line: a tool's output may hold many
+    return line if len(line) <= width else line[: width - 1] + "…"
+
+
+class ToolLines:
+    """One line per tool event, as the model sees the tool (`docs_search`):
+    `→ docs_search {"q": "leases"}` when called, `← docs_search: …` when it returned, `✗ …`
+    when it failed. `tool.returned` carries no server label: its call's (same id) gives it."""
+
+    def __init__(self) -> None:
+        self._labels: dict[str, str] = {}
+
+    def name(self, event: ToolCalled | ToolReturned) -> str:
+        if isinstance(event, ToolCalled) and event.server_label:
+            self._labels[event.tool_call_id] = event.server_label
+        label = self._labels.get(event.tool_call_id)
+        return f"{label}_{event.name}" if label else event.name
+
+    def line(self, event: ToolCalled | ToolReturned) -> Text:
+        name = self.name(event)
+        if isinstance(event, ToolCalled):
+            arguments = json.dumps(event.arguments, ensure_ascii=False, separators=(", ", ": "))
+            return Text.assemble(("→ ", "cyan"), (name, "bold"), " ", _abbreviated(arguments))
+        if event.is_error:
+            return Text.assemble(
+                ("✗ ", "red"), (name, "bold"), " failed: ", _abbreviated(event.output)
+            )
+        return Text.assemble(("← ", "green"), (name, "bold"), ": ", _abbreviated(event.output))
 
 
 def reconnect_note(last_event_id: int, error: BaseException) -> str:

@@ -95,6 +95,7 @@ class Database:
                 self.url,
                 pool_size=settings.db_pool_size,
                 max_overflow=settings.db_pool_size,
+                pool_timeout=settings.db_pool_timeout_seconds,
                 pool_pre_ping=True,
                 hide_parameters=True,
             )

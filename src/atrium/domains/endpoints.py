@@ -2,21 +2,18 @@
 
 from __future__ import annotations
 
-from typing import Any
-
-from fastapi import APIRouter, Request, status
-from pydantic import BaseModel
+from fastapi import APIRouter, status
 
 from atrium.domains import service
 from atrium.domains.schemas import (
     DomainDeleted,
     DomainEnvelope,
     DomainForm,
+    DomainId,
     DomainOut,
     DomainPage,
     DomainUpdateForm,
 )
-from atrium.errors import NotFound
 from atrium.http.deps import (
     CurrentPrincipal,
     DatabaseDep,
@@ -25,73 +22,53 @@ from atrium.http.deps import (
     SettingsDep,
 )
 from atrium.kit.form_body import FormFields
-from atrium.kit.listing import ListQuery, record_id
-from atrium.kit.pagination import laravel_page
+from atrium.kit.phpshort import ListRequestDep, documented_body
 
 router = APIRouter(prefix="/domains", tags=["domains"])
 
 
-def _body(form: type[BaseModel]) -> dict[str, Any]:
-    """The request body as the OpenAPI document shows it: the same fields in every media type."""
-    schema = form.model_json_schema()
-    media_types = ("application/x-www-form-urlencoded", "multipart/form-data", "application/json")
-    return {"requestBody": {"content": {media: {"schema": schema} for media in media_types}}}
-
-
-_BODY = _body(DomainForm)
-_UPDATE_BODY = _body(DomainUpdateForm)
-
-
-def _id(raw: str) -> int:
-    value = record_id(raw)
-    if value is None:
-        raise NotFound(f"no domain with id {raw}")
-    return value
-
-
 @router.get("")
 async def list_domains(
-    request: Request,
-    params: ListQuery,
-    session: SessionDep,
-    principal: CurrentPrincipal,
-    settings: SettingsDep,
+    listing: ListRequestDep, session: SessionDep, principal: CurrentPrincipal, settings: SettingsDep
 ) -> DomainPage:
     """List the account's domains: search by name, sort by id (date created) or name, paginate."""
     domains, total = await service.list_domains(
-        session, account_id=principal.account_id, params=params
+        session,
+        account_id=principal.account_id,
+        params=listing.params,
+        scan_max_rows=settings.domain_search_scan_max_rows,
     )
     data = [DomainOut.of(domain, scheme=settings.domain_url_scheme) for domain in domains]
-    path = settings.public_url.rstrip("/") + request.url.path
-    return DomainPage.model_validate(laravel_page(data, total=total, params=params, path=path))
+    return DomainPage.of(data, total=total, listing=listing)
 
 
 @router.get("/{id}")
 async def show_domain(
-    id: str, session: SessionDep, principal: CurrentPrincipal, settings: SettingsDep
+    id: DomainId, session: SessionDep, principal: CurrentPrincipal, settings: SettingsDep
 ) -> DomainEnvelope:
     """One domain of the account."""
-    domain = await service.get_domain(session, account_id=principal.account_id, domain_id=_id(id))
-    return DomainEnvelope(data=DomainOut.of(domain, scheme=settings.domain_url_scheme), status=200)
+    domain = await service.get_domain(session, account_id=principal.account_id, domain_id=id)
+    return DomainEnvelope.of(domain, scheme=settings.domain_url_scheme)
 
 
-@router.post("", status_code=status.HTTP_201_CREATED, openapi_extra=_BODY)
+@router.post("", status_code=status.HTTP_201_CREATED, openapi_extra=documented_body(DomainForm))
 async def store_domain(
     fields: FormFields, session: SessionDep, principal: CurrentPrincipal, settings: SettingsDep
 ) -> DomainEnvelope:
-    """Create a domain: `name` (required), `index_page`, `not_found_page`."""
+    """Create a domain: `name` (required), `index_page`, `not_found_page`. HTTP 201, and
+    `"status": 200` in the body, as phpShort answers."""
     domain = await service.create_domain(
         session,
         account_id=principal.account_id,
         fields=fields,
         service_host=service.service_host(settings.public_url),
     )
-    return DomainEnvelope(data=DomainOut.of(domain, scheme=settings.domain_url_scheme), status=201)
+    return DomainEnvelope.of(domain, scheme=settings.domain_url_scheme)
 
 
 @router.post("/{id}/verify")
 async def verify_domain(
-    id: str,
+    id: DomainId,
     db: DatabaseDep,
     resolver: ResolverDep,
     principal: CurrentPrincipal,
@@ -103,16 +80,16 @@ async def verify_domain(
         db,
         resolver=resolver,
         account_id=principal.account_id,
-        domain_id=_id(id),
+        domain_id=id,
         targets=settings.domain_verify_target,
     )
-    return DomainEnvelope(data=DomainOut.of(domain, scheme=settings.domain_url_scheme), status=200)
+    return DomainEnvelope.of(domain, scheme=settings.domain_url_scheme)
 
 
-@router.put("/{id}", openapi_extra=_UPDATE_BODY)
-@router.patch("/{id}", openapi_extra=_UPDATE_BODY)
+@router.put("/{id}", openapi_extra=documented_body(DomainUpdateForm))
+@router.patch("/{id}", openapi_extra=documented_body(DomainUpdateForm))
 async def update_domain(
-    id: str,
+    id: DomainId,
     fields: FormFields,
     session: SessionDep,
     principal: CurrentPrincipal,
@@ -120,15 +97,16 @@ async def update_domain(
 ) -> DomainEnvelope:
     """Update `index_page` and/or `not_found_page` (an empty value clears; `name` is refused)."""
     domain = await service.update_domain(
-        session, account_id=principal.account_id, domain_id=_id(id), fields=fields
+        session, account_id=principal.account_id, domain_id=id, fields=fields
     )
-    return DomainEnvelope(data=DomainOut.of(domain, scheme=settings.domain_url_scheme), status=200)
+    return DomainEnvelope.of(domain, scheme=settings.domain_url_scheme)
 
 
 @router.delete("/{id}")
-async def delete_domain(id: str, session: SessionDep, principal: CurrentPrincipal) -> DomainDeleted:
-    """Delete a domain of the account."""
-    deleted = await service.delete_domain(
-        session, account_id=principal.account_id, domain_id=_id(id)
-    )
+async def delete_domain(
+    id: DomainId, session: SessionDep, principal: CurrentPrincipal
+) -> DomainDeleted:
+    """Delete a domain of the account: it is no longer served, and its name is free again at
+    once, for any account (ids are never reused)."""
+    deleted = await service.delete_domain(session, account_id=principal.account_id, domain_id=id)
     return DomainDeleted(id=deleted)

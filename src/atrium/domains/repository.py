@@ -2,9 +2,11 @@
 
 A list page is found in two steps, ids first (from a covering index), then the rows: an offset
 deep into the list walks index entries only. Totals come from `domain_counts` (kept by triggers)
-when there is no search. With a search, the substring index (see `domains.search`) first yields
-the matching candidates; when there are few, they are ordered and counted in memory, and when
-there are many, the account's own index is scanned instead, which is then the cheaper plan.
+when there is no search. With a search, the matching candidates come first: from a scan of the
+account's own rows when it holds at most `scan_max_rows` domains (so no other account's data
+changes the time), otherwise from the substring index (see `domains.search`). When there are
+few, they are ordered and counted in memory; when there are many, the account's own index is
+scanned instead, which is then the cheaper plan.
 """
 
 from __future__ import annotations
@@ -73,26 +75,26 @@ async def _scan_page(
 
 
 async def list_page(
-    session: AsyncSession, *, account_id: int, params: ListParams
+    session: AsyncSession, *, account_id: int, params: ListParams, scan_max_rows: int
 ) -> tuple[list[Domain], int]:
     """One page of the account's domains and the total number matching `params`."""
     owned = Domain.account_id == account_id
+    account_size = await account_total(session, account_id)
     if params.search is None:
-        total = await account_total(session, account_id)
-        if params.offset >= total:
-            return [], total
-        return await _scan_page(session, params, [owned]), total
+        if params.offset >= account_size:
+            return [], account_size
+        return await _scan_page(session, params, [owned]), account_size
 
     term = search.normalize_term(params.search)
-    if term is None:
+    if term is None or account_size == 0:
         return [], 0
-    candidates = await search.candidates(
-        session, account_id=account_id, term=term, cap=CANDIDATE_CAP
-    )
+    own_rows_only = account_size <= scan_max_rows
+    find = search.own_candidates if own_rows_only else search.candidates
+    candidates = await find(session, account_id=account_id, term=term, cap=CANDIDATE_CAP)
     if candidates is not None:
         return await _page_of_candidates(session, candidates, params), len(candidates)
 
-    where = [owned, search.predicate(session, term)]
+    where = [owned, search.predicate(session, term, indexed=not own_rows_only)]
     total = int(await session.scalar(select(func.count()).select_from(Domain).where(*where)) or 0)
     if params.offset >= total:
         return [], total

@@ -2,15 +2,17 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Annotated, Literal
 
+from fastapi import Depends
 from pydantic import BaseModel, Field
 
 from atrium.db.models import Domain
 from atrium.domains.rules import domain_url
 from atrium.domains.verification import txt_name
-from atrium.kit.pagination import PageLinks, PageMeta
+from atrium.kit.phpshort import Deleted, Envelope, Page, path_id
 from atrium.kit.time import isoformat
+from atrium.kit.wire_schemas import FORM_DOMAIN_NAME, FORM_PAGE_URL
 
 
 class DomainVerification(BaseModel):
@@ -51,37 +53,46 @@ class DomainOut(BaseModel):
         )
 
 
-class DomainEnvelope(BaseModel):
-    data: DomainOut
-    status: int = Field(description="The HTTP status, repeated (phpShort).")
+# The `{id}` of a path: 400 when not an integer, 404 when no domain can have it.
+DomainId = Annotated[int, Depends(path_id("domain"))]
 
 
-class DomainPage(BaseModel):
+class DomainEnvelope(Envelope[DomainOut]):
+    """One domain: `{"data": {...}, "status": 200}`."""
+
+    @classmethod
+    def of(cls, domain: Domain, *, scheme: str) -> DomainEnvelope:
+        return cls(data=DomainOut.of(domain, scheme=scheme))
+
+
+class DomainPage(Page[DomainOut]):
     """A Laravel paginator page of domains."""
 
-    data: list[DomainOut]
-    links: PageLinks
-    meta: PageMeta
-    status: int
 
-
-class DomainDeleted(BaseModel):
-    id: int
+class DomainDeleted(Deleted):
     object: Literal["domain"] = "domain"
-    deleted: bool = True
-    status: int = 200
+
+
+_NAME = Field(
+    description="Host name (at most 255), unique in the deployment; upper case, Unicode and a "
+    "scheme are taken too, and normalised.",
+    json_schema_extra=FORM_DOMAIN_NAME,
+)
+_PAGE = Field(
+    None, description="Absolute http(s) URL; empty clears.", json_schema_extra=FORM_PAGE_URL
+)
 
 
 class DomainForm(BaseModel):
     """Store: `name` required, the two pages optional (the body the OpenAPI document shows)."""
 
-    name: str = Field(description="Host name (at most 255), unique in the deployment.")
-    index_page: str | None = Field(None, description="Absolute http(s) URL; empty clears.")
-    not_found_page: str | None = Field(None, description="Absolute http(s) URL; empty clears.")
+    name: str = _NAME
+    index_page: str | None = _PAGE
+    not_found_page: str | None = _PAGE
 
 
 class DomainUpdateForm(BaseModel):
     """Update: only the two pages (`name` is not updatable: sending it is a 400)."""
 
-    index_page: str | None = Field(None, description="Absolute http(s) URL; empty clears.")
-    not_found_page: str | None = Field(None, description="Absolute http(s) URL; empty clears.")
+    index_page: str | None = _PAGE
+    not_found_page: str | None = _PAGE

@@ -1,9 +1,18 @@
-"""Case-insensitive substring search on domain names, served by a trigram index.
+"""Case-insensitive substring search on domain names: the account's own rows, or a trigram index.
 
 Names are stored lower-case ASCII (punycode), so the term is lower-cased (and a Unicode term
-IDNA-encoded) and then matched exactly. SQLite: the FTS5 trigram table `domains_fts`; a term
-shorter than three characters has no trigram and is always scanned. PostgreSQL: `LIKE` over
-the `pg_trgm` GIN index, chosen (or not) by the planner from its statistics.
+IDNA-encoded) and then matched exactly.
+
+Two ways to find the candidates (`repository.list_page` picks one by the account's size):
+- `own_candidates`: a scan of the account's own rows only (its covering index), so the time
+  depends on nothing but the caller's data. Used for accounts of up to
+  `ATRIUM_DOMAIN_SEARCH_SCAN_MAX_ROWS` domains: a search must not tell one account whether
+  *another* holds names containing a term (issue 15.5: the global index probe below read the
+  other accounts' hits and took measurably longer when there were some).
+- `candidates`: the substring index, for large accounts where a scan would be slow. SQLite: the
+  FTS5 trigram table `domains_fts` (a term shorter than three characters has no trigram and is
+  scanned). PostgreSQL: `LIKE` over the `pg_trgm` GIN index, chosen (or not) by the planner.
+  The index holds every account's names, so its time can depend on other accounts' data.
 """
 
 from __future__ import annotations
@@ -43,11 +52,35 @@ def _like_pattern(term: str) -> str:
     return f"%{escaped}%"
 
 
-def predicate(session: AsyncSession, term: str) -> ColumnElement[bool]:
-    """`name` contains `term`, in the form each database evaluates fastest on a scan."""
+def predicate(session: AsyncSession, term: str, *, indexed: bool = True) -> ColumnElement[bool]:
+    """`name` contains `term`, in the form each database evaluates fastest on a scan.
+
+    `indexed=False` keeps PostgreSQL off the trigram index (which `strpos` can not use), so the
+    account's own b-tree index is walked and no other account's entries are read."""
     if _sqlite(session):
         return func.instr(Domain.name, term) > 0
+    if not indexed:
+        return func.strpos(Domain.name, term) > 0
     return Domain.name.like(_like_pattern(term), escape="\\")
+
+
+async def own_candidates(
+    session: AsyncSession, *, account_id: int, term: str, cap: int
+) -> list[tuple[int, str]] | None:
+    """`(id, name)` of every matching domain of the account, or None when there are over `cap`,
+    found by scanning the account's own rows only (`(account_id, name, id)` covering index)."""
+    return await _first_matches(
+        session, account_id=account_id, where=predicate(session, term, indexed=False), cap=cap
+    )
+
+
+async def _first_matches(
+    session: AsyncSession, *, account_id: int, where: ColumnElement[bool], cap: int
+) -> list[tuple[int, str]] | None:
+    # The LIMIT ends an unselective term's scan early.
+    query = select(Domain.id, Domain.name).where(Domain.account_id == account_id, where)
+    rows = [(row[0], row[1]) for row in await session.execute(query.limit(cap + 1))]
+    return None if len(rows) > cap else rows
 
 
 async def candidates(
@@ -60,12 +93,10 @@ async def candidates(
     if _sqlite(session) and len(term) >= _TRIGRAM:
         return await _sqlite_fts_candidates(session, account_id=account_id, term=term, cap=cap)
     # PostgreSQL's planner picks the trigram index or a scan; a term too short for SQLite's
-    # trigrams is scanned. Either way the LIMIT ends an unselective term's scan early.
-    query = select(Domain.id, Domain.name).where(
-        Domain.account_id == account_id, predicate(session, term)
+    # trigrams is scanned.
+    return await _first_matches(
+        session, account_id=account_id, where=predicate(session, term), cap=cap
     )
-    rows = [(row[0], row[1]) for row in await session.execute(query.limit(cap + 1))]
-    return None if len(rows) > cap else rows
 
 
 async def _sqlite_fts_candidates(

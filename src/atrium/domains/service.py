@@ -13,10 +13,11 @@ from atrium.db.engine import Database
 from atrium.db.models import Domain
 from atrium.domains import repository, verification
 from atrium.domains.rules import normalize_name, normalize_page_url
-from atrium.errors import InvalidParameter, NotFound
+from atrium.errors import InvalidParameter
 from atrium.kit.dns import Resolver
 from atrium.kit.form_body import Fields, text_field
 from atrium.kit.listing import ListParams
+from atrium.kit.phpshort import not_found
 from atrium.kit.time import utcnow
 
 _PAGES = ("index_page", "not_found_page")
@@ -30,7 +31,7 @@ async def get_domain(session: AsyncSession, *, account_id: int, domain_id: int) 
     """The account's domain; another account's id is as unknown as a missing one."""
     domain = await repository.get(session, account_id=account_id, domain_id=domain_id)
     if domain is None:
-        raise NotFound(f"no domain with id {domain_id}")
+        raise not_found("domain", domain_id)
     return domain
 
 
@@ -114,9 +115,13 @@ async def verify_domain(
 
 
 async def list_domains(
-    session: AsyncSession, *, account_id: int, params: ListParams
+    session: AsyncSession, *, account_id: int, params: ListParams, scan_max_rows: int
 ) -> tuple[list[Domain], int]:
-    return await repository.list_page(session, account_id=account_id, params=params)
+    """A page and its total; searches of accounts of up to `scan_max_rows` domains read only the
+    account's own rows (`ATRIUM_DOMAIN_SEARCH_SCAN_MAX_ROWS`, docs/domains.md)."""
+    return await repository.list_page(
+        session, account_id=account_id, params=params, scan_max_rows=scan_max_rows
+    )
 
 
 def service_host(public_url: str) -> str | None:

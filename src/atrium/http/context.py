@@ -13,10 +13,11 @@ import time
 from collections.abc import Sequence
 
 from fastapi.routing import iter_route_contexts
+from sqlalchemy.exc import TimeoutError as PoolTimeout
 from starlette.routing import BaseRoute, Mount
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from atrium.errors import InternalError
+from atrium.errors import Busy, InternalError
 from atrium.http.asgi import add_headers, extra_headers, header, send_error, state
 from atrium.observability.metrics import Metrics
 
@@ -102,6 +103,17 @@ class RequestContextMiddleware:
 
         try:
             await self.app(scope, receive, send_with_headers)
+        except PoolTimeout:
+            # Every pooled connection stayed busy past the pool's timeout: the process is
+            # overloaded, not broken. A 503 with Retry-After lets clients back off and retry.
+            log.warning("no database connection free (request_id=%s)", request_id)
+            if not response_started:
+                busy = Busy(
+                    "the server is busy; retry shortly",
+                    details={"request_id": request_id},
+                    headers={"Retry-After": "1"},
+                )
+                await send_error(scope, send_with_headers, busy)
         except Exception:
             log.exception("unhandled error (request_id=%s)", request_id)
             if not response_started:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from typing import Any
 
@@ -48,21 +49,56 @@ async def _validation_error(_request: Request, exc: Exception) -> JSONResponse:
     )
 
 
-async def _http_error(_request: Request, exc: Exception) -> JSONResponse:
+_METHOD_ORDER = ("GET", "HEAD", "POST", "PUT", "PATCH", "DELETE")
+
+
+def _path_methods(app: FastAPI) -> list[tuple[re.Pattern[str], str]]:
+    """(path regex, `Allow` value) of every documented path, built once per app."""
+    table: list[tuple[re.Pattern[str], str]] | None = getattr(app.state, "path_methods", None)
+    if table is None:
+        table = []
+        for path, item in app.openapi().get("paths", {}).items():
+            methods = {method.upper() for method in item if method.upper() in _METHOD_ORDER}
+            if "GET" in methods:
+                methods.add("HEAD")  # Starlette answers HEAD wherever GET is routed
+            regex = re.sub(r"\\\{[^}]+\\\}", "[^/]+", re.escape(path))
+            allow = ", ".join(sorted(methods, key=_METHOD_ORDER.index))
+            table.append((re.compile(regex + "$"), allow))
+        app.state.path_methods = table
+    return table
+
+
+def allowed_methods(request: Request) -> str | None:
+    """Every method the request's path answers, for the `Allow` of a 405 (RFC 9110 §15.5.6).
+
+    FastAPI makes one route per endpoint, and the framework's 405 names only the methods of the
+    route whose path matched first: `Allow: GET` on a path that also takes POST and DELETE. The
+    OpenAPI document lists them all (and is what clients and fuzzers compare `Allow` with)."""
+    for regex, allow in _path_methods(request.app):
+        if regex.match(request.url.path):
+            return allow
+    return None
+
+
+async def _http_error(request: Request, exc: Exception) -> JSONResponse:
     assert isinstance(exc, StarletteHTTPException)
     status = exc.status_code
+    headers = exc.headers
     code = _CODES.get(status, "INTERNAL_ERROR" if status >= 500 else "INVALID_PARAMETER")
     details: dict[str, Any] = {}
     if status == 404:
         message = "not found"
     elif status == 405:
         message = "method not allowed"
+        allow = allowed_methods(request)
+        if allow is not None:
+            headers = {**(headers or {}), "Allow": allow}
     elif status == 400:
         # The framework's own 400 is a body it could not parse (form or JSON).
         message, details = "request body could not be parsed", {"parameter": "body"}
     else:
         message = str(exc.detail)
-    return error_response(status, code, message, details, headers=exc.headers)
+    return error_response(status, code, message, details, headers=headers)
 
 
 def install(app: FastAPI) -> None:

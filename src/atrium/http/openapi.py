@@ -7,12 +7,15 @@ the Bearer scheme, and the `X-RateLimit-*` headers on every response.
 
 from __future__ import annotations
 
+import copy
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from fastapi import FastAPI
 from fastapi.openapi.utils import get_openapi
 
 from atrium.http.groups import group_for
+from atrium.kit.form_body import FIELD_VALUE_SCHEMA
 
 _ERROR_SCHEMA: dict[str, Any] = {
     "type": "object",
@@ -75,7 +78,65 @@ def _error_response(description: str) -> dict[str, Any]:
     }
 
 
+def _without_null(parameter: dict[str, Any]) -> None:
+    """`str | None` documents a parameter as `anyOf: [string, null]`, but a path, query or
+    header value is text: null is sent by leaving the parameter out (and a generator that sends
+    the text `null` gets a 400). The constraints stated beside the `anyOf` stay."""
+    schema: dict[str, Any] = parameter.get("schema", {})
+    variants = schema.get("anyOf")
+    if not isinstance(variants, list) or {"type": "null"} not in variants:
+        return
+    kept = [variant for variant in variants if variant != {"type": "null"}]
+    del schema["anyOf"]
+    if len(kept) == 1:
+        parameter["schema"] = {**kept[0], **schema}
+    else:
+        schema["anyOf"] = kept
+
+
+_FORM_MEDIA_TYPES = ("application/x-www-form-urlencoded", "multipart/form-data")
+
+
+def _form_fields_without_null(operation: dict[str, Any]) -> None:
+    """A form field is text: JSON's null has no form spelling (a generator would send the text
+    `null`). The form media types of a body show its fields without their null variant."""
+    content: dict[str, Any] = operation.get("requestBody", {}).get("content", {})
+    for media_type in _FORM_MEDIA_TYPES:
+        if media_type not in content:
+            continue
+        schema = copy.deepcopy(content[media_type]["schema"])
+        for name, field in schema.get("properties", {}).items():
+            holder = {"schema": field}
+            _without_null(holder)
+            holder["schema"].pop("default", None)
+            schema["properties"][name] = holder["schema"]
+        content[media_type]["schema"] = schema
+
+
+def _body_required(operation: dict[str, Any]) -> None:
+    """A body with required fields is itself required (no body: `name is required`)."""
+    body: dict[str, Any] | None = operation.get("requestBody")
+    if body is None:
+        return
+    schemas = [media.get("schema", {}) for media in body.get("content", {}).values()]
+    if any(schema.get("required") for schema in schemas):
+        body["required"] = True
+
+
+def _form_group_body(operation: dict[str, Any]) -> None:
+    """Fields of a phpShort-style body are text, numbers, booleans or null (`kit.form_body`):
+    the other fields of a body are documented so too."""
+    for media in operation.get("requestBody", {}).get("content", {}).values():
+        schema = media.get("schema", {})
+        if schema.get("type") == "object":
+            schema.setdefault("additionalProperties", FIELD_VALUE_SCHEMA)
+
+
 def _document_operation(operation: dict[str, Any], *, method: str, in_group: bool) -> None:
+    for parameter in operation.get("parameters", []):
+        _without_null(parameter)
+    _form_fields_without_null(operation)
+    _body_required(operation)
     responses: dict[str, Any] = operation.setdefault("responses", {})
     responses.pop("422", None)
     if not in_group:
@@ -115,17 +176,26 @@ def build_openapi(app: FastAPI) -> dict[str, Any]:
         "bearerAuth": {"type": "http", "scheme": "bearer", "description": "An `atr_…` API key."}
     }
     for path, item in schema.get("paths", {}).items():
-        in_group = group_for(path) is not None
+        group = group_for(path)
+        in_group = group is not None
         for method, operation in item.items():
             if isinstance(operation, dict) and "responses" in operation:
                 _document_operation(operation, method=method, in_group=in_group)
+                if group is not None and group.body == "form":
+                    _form_group_body(operation)
     return schema
 
 
-def install(app: FastAPI) -> None:
+def install(app: FastAPI, *, amendments: Sequence[Callable[[dict[str, Any]], None]] = ()) -> None:
+    """Serve `build_openapi`'s document, edited by `amendments`: what the features know of this
+    deployment (which models its settings make usable)."""
+
     def openapi() -> dict[str, Any]:
         if app.openapi_schema is None:
-            app.openapi_schema = build_openapi(app)
+            schema = build_openapi(app)
+            for amend in amendments:
+                amend(schema)
+            app.openapi_schema = schema
         return app.openapi_schema
 
     app.openapi = openapi  # type: ignore[method-assign]

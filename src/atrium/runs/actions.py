@@ -164,24 +164,3 @@ async def submit_actions(
     await session.flush()
     await session.refresh(run)
     return Answered(run, replayed=False)
-
-
-async def cancel_waiting(session: AsyncSession, *, broker: Broker, run: Run) -> bool:
-    """Cancel a run that waits for its caller at once (no worker holds it), billed what it used
-    before its wait; False when it stopped waiting first."""
-    return await lifecycle.cancel_waiting_in_request(
-        session,
-        broker=broker,
-        run_id=run.id,
-        account_id=run.account_id,
-        agent_id=run.agent_id,
-        webhook_url=run.webhook_url,
-        usage=lifecycle.Usage(
-            input_tokens=run.input_tokens,
-            output_tokens=run.output_tokens,
-            requests=run.requests,
-            tool_calls=run.tool_calls,
-            credits_micro=run.credits_micro,
-        ),
-        waits=run.waits,
-    )

@@ -12,8 +12,11 @@ from sse_starlette import EventSourceResponse
 
 from atrium.agents.models import ModelCheckDep
 from atrium.db.batcher import WriteBatcher
+from atrium.db.models import RunStatus
 from atrium.errors import InvalidParameter
 from atrium.http.deps import CurrentPrincipal, DatabaseDep, SessionDep, SettingsDep
+from atrium.kit.cursor import CursorQuery
+from atrium.kit.wire_schemas import IDEMPOTENCY_KEY, integer
 from atrium.runs import actions, presenters, service
 from atrium.runs.broker import Broker
 from atrium.runs.events import stored_event_message
@@ -69,7 +72,9 @@ async def create_run(
     settings: SettingsDep,
     models: ModelCheckDep,
     broker: BrokerDep,
-    idempotency_key: Annotated[str | None, Header(alias="Idempotency-Key")] = None,
+    idempotency_key: Annotated[
+        str | None, Header(alias="Idempotency-Key", json_schema_extra=IDEMPOTENCY_KEY)
+    ] = None,
 ) -> RunOut:
     """Queue a run of `prompt` by an agent (default: the account's default agent), in a new
     thread or in `thread_id`. The response carries the URLs to poll and stream. With an
@@ -101,11 +106,14 @@ async def list_runs(
     session: SessionDep,
     principal: CurrentPrincipal,
     settings: SettingsDep,
-    status: Annotated[str | None, Query(description="queued, running, completed, ...")] = None,
+    status: Annotated[
+        str | None,
+        Query(description="Only runs in this status.", json_schema_extra={"enum": list(RunStatus)}),
+    ] = None,
     agent_id: Annotated[str | None, Query(max_length=40)] = None,
     thread_id: Annotated[str | None, Query(max_length=40)] = None,
     limit: Annotated[int, Query(ge=1, le=100)] = 20,
-    cursor: Annotated[str | None, Query(max_length=200)] = None,
+    cursor: CursorQuery = None,
 ) -> RunList:
     """The account's runs, newest first, filtered by status, agent or thread; follow
     `next_cursor` (pass it as `cursor`) while `has_more`."""
@@ -168,7 +176,9 @@ async def submit_actions(
     principal: CurrentPrincipal,
     settings: SettingsDep,
     broker: BrokerDep,
-    idempotency_key: Annotated[str | None, Header(alias="Idempotency-Key")] = None,
+    idempotency_key: Annotated[
+        str | None, Header(alias="Idempotency-Key", json_schema_extra=IDEMPOTENCY_KEY)
+    ] = None,
 ) -> RunOut:
     """Answer a `requires_action` run: an output for each pending function call in
     `tool_outputs`, an approval or denial for each approval call in `approvals`, all at once.
@@ -191,12 +201,15 @@ async def submit_actions(
     return presenters.view_out(settings, view)
 
 
+MAX_EVENT_ID = 999_999_999_999
+
+
 def _after_seq(last_event_id: str | None) -> int:
     if last_event_id is None or not last_event_id.strip():
         return 0
     value = last_event_id.strip()
     # isascii: str.isdigit also accepts "²" and "¹", which int() refuses (a 500 before).
-    if not (value.isascii() and value.isdigit()) or len(value) > 12:
+    if not (value.isascii() and value.isdigit()) or len(value) > len(str(MAX_EVENT_ID)):
         raise InvalidParameter("Last-Event-ID", "Last-Event-ID must be an event id (an integer)")
     return int(value)
 
@@ -214,7 +227,14 @@ async def run_events(
     settings: SettingsDep,
     broker: BrokerDep,
     slots: StreamSlotsDep,
-    last_event_id: Annotated[str | None, Header(alias="Last-Event-ID")] = None,
+    last_event_id: Annotated[
+        str | None,
+        Header(
+            alias="Last-Event-ID",
+            description="Replay after this event id (empty: from the start).",
+            json_schema_extra=integer(0, MAX_EVENT_ID),
+        ),
+    ] = None,
 ) -> Response:
     """Server-Sent Events of the run: `id:` (sequence in the run), `event:` (run.queued,
     run.started, run.restarted, run.step, message.delta, artifact.created, tool.called,

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from datetime import datetime, timedelta
 from typing import Any, Protocol
 
@@ -34,11 +34,11 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm import Session
 
 from atrium.analytics.service import MICRO, record_run_usage
-from atrium.db.models import TERMINAL_EVENT, TRANSITIONS, EventKind, RunStatus
+from atrium.db.models import TERMINAL_EVENT, TRANSITIONS, EventKind, Run, RunStatus
 from atrium.kit.time import utcnow
-from atrium.runs import events, repository, waiting
+from atrium.runs import event_repository, events, queue_repository, repository, waiting
 from atrium.runs.broker import Broker
-from atrium.runs.repository import ExpiredRun
+from atrium.runs.queue_repository import ExpiredRun
 from atrium.webhooks import outbox
 
 log = logging.getLogger("atrium.runs")
@@ -53,6 +53,21 @@ def _move(current: RunStatus, to: RunStatus) -> RunStatus:
     return to
 
 
+class _Counted(Protocol):
+    """A run's stored counters: its row, or an expired wait's."""
+
+    @property
+    def input_tokens(self) -> int: ...
+    @property
+    def output_tokens(self) -> int: ...
+    @property
+    def requests(self) -> int: ...
+    @property
+    def tool_calls(self) -> int: ...
+    @property
+    def credits_micro(self) -> int: ...
+
+
 @dataclass(frozen=True, slots=True)
 class Usage:
     """What a run consumed; zero for a run that never ran or whose attempts were lost."""
@@ -62,6 +77,12 @@ class Usage:
     requests: int = 0
     tool_calls: int = 0
     credits_micro: int = 0
+
+    @classmethod
+    def of(cls, run: _Counted) -> Usage:
+        """What a stored run consumed so far (a waiting run, before its wait): its counters
+        carry the names of these fields."""
+        return cls(*(getattr(run, each.name) for each in fields(cls)))
 
     def billing(self) -> dict[str, Any]:
         """The `billing` of the terminal event (credits, never a currency)."""
@@ -179,20 +200,20 @@ def claim(
     """queued -> running for up to `limit` runs: a lease, attempt + 1, `run.started` (after
     `run.restarted` when an earlier attempt was lost: what it streamed is superseded)."""
     status = _move(RunStatus.QUEUED, RunStatus.RUNNING)
-    candidates = repository.claimable(session, limit=limit, lock_rows=lock_rows)
+    candidates = queue_repository.claimable(session, limit=limit, lock_rows=lock_rows)
     # Read the clock after the queue: a run's start is never stamped before the end of the run
     # it waited for.
     now = utcnow()
     lease_expires_at = now + timedelta(seconds=lease_seconds)
     claimed: list[ClaimedRun] = []
     for run_id, thread_id in candidates:
-        if not repository.take_thread(session, thread_id=thread_id, run_id=run_id):
+        if not queue_repository.take_thread(session, thread_id=thread_id, run_id=run_id):
             continue
-        run = repository.start_run(
+        run = queue_repository.start_run(
             session, run_id=run_id, owner=owner, lease_expires_at=lease_expires_at, now=now
         )
         if run is None:
-            repository.release_thread(session, thread_id=thread_id, run_id=run_id)
+            queue_repository.release_thread(session, thread_id=thread_id, run_id=run_id)
             continue
         seq, attempt = run.last_event_seq, run.attempts
         started = [
@@ -205,7 +226,7 @@ def claim(
             started.insert(
                 0, events.event_row(run_id, seq - 1, EventKind.RESTARTED, restarted, now)
             )
-        repository.insert_events(session, started)
+        event_repository.insert_events(session, started)
         claimed.append(
             ClaimedRun(
                 run_id=run_id,
@@ -220,7 +241,7 @@ def claim(
                 created_at=run.created_at,
                 cancel_requested=bool(run.cancel_requested),
                 started_events=started,
-                history=repository.thread_history(
+                history=queue_repository.thread_history(
                     session, thread_id=thread_id, run_id=run_id, created_at=run.created_at
                 ),
                 webhook_url=run.webhook_url,
@@ -243,11 +264,11 @@ def finish(
     while `owner` holds the lease of this attempt; None (nothing written) otherwise."""
     _move(RunStatus.RUNNING, ending.status)
     values = {**ending.columns(now), "last_event_seq": rows[-1]["seq"]}
-    if not repository.finish(
+    if not queue_repository.finish(
         session, run_id=run.run_id, owner=owner, attempt=run.attempt, values=values
     ):
         return None
-    repository.release_thread(session, thread_id=run.thread_id, run_id=run.run_id)
+    queue_repository.release_thread(session, thread_id=run.thread_id, run_id=run.run_id)
     return _ended(session, run=run, ending=ending, rows=rows, now=now, waits=run.waits)
 
 
@@ -274,14 +295,12 @@ def wait(
         is None
     ):
         return None
-    repository.insert_events(session, rows)
-    repository.release_thread(session, thread_id=run.thread_id, run_id=run.run_id)
+    event_repository.insert_events(session, rows)
+    queue_repository.release_thread(session, thread_id=run.thread_id, run_id=run.run_id)
     deliveries = outbox.record_run_event(
         session,
-        account_id=run.account_id,
-        run_id=run.run_id,
+        run=run,
         event=EventKind.REQUIRES_ACTION,
-        run_webhook_url=run.webhook_url,
         now=now,
         payload=lambda: payload(session),
     )
@@ -301,20 +320,12 @@ def answer(
     waiting.add_answer(session, answer)
     payload = {"status": status, "reason": "actions_submitted"}
     row = events.event_row(run_id, seq, EventKind.QUEUED, payload, now)
-    repository.insert_events(session, [row])
+    event_repository.insert_events(session, [row])
     return Announcement(run_id, [row], wake_workers=True)
 
 
 def end_wait(
-    session: Session,
-    *,
-    run_id: str,
-    account_id: int,
-    agent_id: str,
-    webhook_url: str | None,
-    ending: Ending,
-    waits: int,
-    now: datetime,
+    session: Session, *, run: _Ended, ending: Ending, waits: int, now: datetime
 ) -> Announcement | None:
     """requires_action -> cancelled (the caller cancelled) or failed (`ACTION_EXPIRED`),
     counted with what the run used before its wait (`ending.usage`); None when the run
@@ -324,28 +335,18 @@ def end_wait(
         **ending.columns(now),
         "cancel_requested": ending.status == RunStatus.CANCELLED,
     }
-    seq = waiting.finish_waiting(session, run_id=run_id, now=now, values=values)
+    seq = waiting.finish_waiting(session, run_id=run.run_id, now=now, values=values)
     if seq is None:
         return None
-    run = _RunRef(run_id, account_id, agent_id, webhook_url)
     return _ended_by_others(session, run=run, ending=ending, seq=seq, now=now, waits=waits)
 
 
-def cancel_queued(
-    session: Session,
-    *,
-    run_id: str,
-    account_id: int,
-    agent_id: str,
-    webhook_url: str | None,
-    now: datetime,
-) -> Announcement | None:
+def cancel_queued(session: Session, *, run: _Ended, now: datetime) -> Announcement | None:
     """queued -> cancelled; None when a worker claimed the run first."""
     ending = Ending(_move(RunStatus.QUEUED, RunStatus.CANCELLED))
-    seq = repository.cancel_queued(session, run_id=run_id, now=now)
+    seq = queue_repository.cancel_queued(session, run_id=run.run_id, now=now)
     if seq is None:
         return None
-    run = _RunRef(run_id, account_id, agent_id, webhook_url)
     return _ended_by_others(session, run=run, ending=ending, seq=seq, now=now)
 
 
@@ -360,14 +361,16 @@ def requeue(
     """running -> queued: its lease expired (`expired_before`), or its worker is stopping.
     None when the run was no longer running under `owner`."""
     status = _move(RunStatus.RUNNING, RunStatus.QUEUED)
-    found = repository.requeue(session, run_id=run_id, owner=owner, expired_before=expired_before)
+    found = queue_repository.requeue(
+        session, run_id=run_id, owner=owner, expired_before=expired_before
+    )
     if found is None:
         return None
     seq, thread_id = found
-    repository.release_thread(session, thread_id=thread_id, run_id=run_id)
+    queue_repository.release_thread(session, thread_id=thread_id, run_id=run_id)
     payload = {"status": status, "reason": reason}
     row = events.event_row(run_id, seq, EventKind.QUEUED, payload, utcnow())
-    repository.insert_events(session, [row])
+    event_repository.insert_events(session, [row])
     return Announcement(run_id, [row], wake_workers=True)
 
 
@@ -379,26 +382,21 @@ def fail_lost(session: Session, *, run: ExpiredRun, now: datetime) -> Announceme
         error_code="WORKER_LOST",
         error_message=f"the run's worker stopped responding on each of {run.attempts} attempts",
     )
-    seq = repository.fail_expired(
+    seq = queue_repository.fail_expired(
         session, run_id=run.run_id, owner=run.lease_owner, now=now, values=ending.columns(now)
     )
     if seq is None:
         return None
-    repository.release_thread(session, thread_id=run.thread_id, run_id=run.run_id)
+    queue_repository.release_thread(session, thread_id=run.thread_id, run_id=run.run_id)
     return _ended_by_others(session, run=run, ending=ending, seq=seq, now=now)
 
 
-class _Ended(Protocol):
-    """What a terminal write needs to know of its run (a claim, an expired or a queued run)."""
+class _Ended(outbox.RunOfEvent, Protocol):
+    """What a terminal write needs to know of its run (a claim, an expired or a queued run):
+    what its deliveries need, and its agent for the usage rollup."""
 
     @property
-    def run_id(self) -> str: ...
-    @property
-    def account_id(self) -> int: ...
-    @property
     def agent_id(self) -> str: ...
-    @property
-    def webhook_url(self) -> str | None: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -407,6 +405,11 @@ class _RunRef:
     account_id: int
     agent_id: str
     webhook_url: str | None
+
+    @classmethod
+    def of(cls, run: Run) -> _RunRef:
+        """Plain values of a request's loaded run, for a step of its transaction."""
+        return cls(run.id, run.account_id, run.agent_id, run.webhook_url)
 
 
 def _ended_by_others(
@@ -432,7 +435,7 @@ def _ended(
 ) -> Announcement:
     """What every terminal transition writes besides the run: its events, the run counted once
     in the usage rollup (with how many times it waited), its webhook deliveries."""
-    repository.insert_events(session, rows)
+    event_repository.insert_events(session, rows)
     usage = ending.usage
     record_run_usage(
         session,
@@ -446,43 +449,18 @@ def _ended(
         requests=usage.requests,
         waits=waits,
     )
-    deliveries = outbox.record_run_outcome(
-        session,
-        account_id=run.account_id,
-        run_id=run.run_id,
-        status=ending.status,
-        run_webhook_url=run.webhook_url,
-        now=now,
-    )
+    deliveries = outbox.record_run_outcome(session, run=run, status=ending.status, now=now)
     return Announcement(run.run_id, rows, deliveries=deliveries)
 
 
 # --- in a request's session ---------------------------------------------------------------------
-async def cancel_in_request(
-    session: AsyncSession,
-    *,
-    broker: Broker,
-    run_id: str,
-    account_id: int,
-    agent_id: str,
-    webhook_url: str | None,
-) -> bool:
+async def cancel_in_request(session: AsyncSession, *, broker: Broker, run: Run) -> bool:
     """Cancel a queued run in the request's transaction (announced once it commits); False
     when a worker claimed it first."""
-    announcement = await session.run_sync(
-        lambda sync: cancel_queued(
-            sync,
-            run_id=run_id,
-            account_id=account_id,
-            agent_id=agent_id,
-            webhook_url=webhook_url,
-            now=utcnow(),
-        )
+    ref = _RunRef.of(run)
+    return await _in_request(
+        session, broker, lambda sync: cancel_queued(sync, run=ref, now=utcnow())
     )
-    if announcement is None:
-        return False
-    _after_commit(session, lambda: announcement.send(broker))
-    return True
 
 
 async def answer_in_request(
@@ -490,51 +468,42 @@ async def answer_in_request(
 ) -> bool:
     """`answer` in the request's transaction (announced once it commits); False when the run
     no longer waits on wait number `wait`."""
-    announcement = await session.run_sync(
-        lambda sync: answer(sync, run_id=run_id, wait=wait, answer=answer_row, now=utcnow())
+    return await _in_request(
+        session,
+        broker,
+        lambda sync: answer(sync, run_id=run_id, wait=wait, answer=answer_row, now=utcnow()),
     )
-    if announcement is None:
-        return False
-    _after_commit(session, lambda: announcement.send(broker))
-    return True
 
 
-async def cancel_waiting_in_request(
-    session: AsyncSession,
-    *,
-    broker: Broker,
-    run_id: str,
-    account_id: int,
-    agent_id: str,
-    webhook_url: str | None,
-    usage: Usage,
-    waits: int,
-) -> bool:
+async def cancel_waiting_in_request(session: AsyncSession, *, broker: Broker, run: Run) -> bool:
     """Cancel a run that waits for its caller (no worker holds it) in the request's
-    transaction; False when it stopped waiting first."""
-    announcement = await session.run_sync(
-        lambda sync: end_wait(
-            sync,
-            run_id=run_id,
-            account_id=account_id,
-            agent_id=agent_id,
-            webhook_url=webhook_url,
-            ending=Ending(RunStatus.CANCELLED, usage=usage),
-            waits=waits,
-            now=utcnow(),
-        )
+    transaction, billed what it used before its wait; False when it stopped waiting first."""
+    ref, waits = _RunRef.of(run), run.waits
+    ending = Ending(RunStatus.CANCELLED, usage=Usage.of(run))
+    return await _in_request(
+        session,
+        broker,
+        lambda sync: end_wait(sync, run=ref, ending=ending, waits=waits, now=utcnow()),
     )
-    if announcement is None:
-        return False
-    _after_commit(session, lambda: announcement.send(broker))
-    return True
 
 
 async def request_cancel(session: AsyncSession, *, broker: Broker, run_id: str) -> bool:
     """Flag a running run; its worker stops it at its next step (told once this commits)."""
-    if not await repository.request_cancel(session, run_id=run_id):
+    if not await queue_repository.request_cancel(session, run_id=run_id):
         return False
     _after_commit(session, lambda: broker.request_cancel(run_id))
+    return True
+
+
+async def _in_request(
+    session: AsyncSession, broker: Broker, move: Callable[[Session], Announcement | None]
+) -> bool:
+    """Write `move` in the request's transaction and announce it once that commits; False
+    when it wrote nothing (the run moved on first)."""
+    announcement = await session.run_sync(move)
+    if announcement is None:
+        return False
+    _after_commit(session, lambda: announcement.send(broker))
     return True
 
 

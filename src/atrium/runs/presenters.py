@@ -9,6 +9,7 @@ from atrium.db.models import TERMINAL_STATUSES, Artifact, Run, RunStatus
 from atrium.http.groups import RUNS
 from atrium.kit.time import isoformat
 from atrium.runs import service
+from atrium.runs.lifecycle import Usage
 from atrium.runs.schemas import (
     ArtifactOut,
     Billing,
@@ -17,8 +18,6 @@ from atrium.runs.schemas import (
     RunOut,
 )
 from atrium.settings import Settings
-
-MICRO = 1_000_000
 
 
 def view_out(settings: Settings, view: service.RunView) -> RunOut:
@@ -30,13 +29,8 @@ def run_url(settings: Settings, run_id: str) -> str:
 
 
 def billing_of(run: Run) -> Billing:
-    return Billing(
-        credits=run.credits_micro / MICRO,
-        input_tokens=run.input_tokens,
-        output_tokens=run.output_tokens,
-        requests=run.requests,
-        tool_calls=run.tool_calls,
-    )
+    """The same `billing` as the run's terminal event carries."""
+    return Billing(**Usage.of(run).billing())
 
 
 def artifact_out(settings: Settings, artifact: Artifact) -> ArtifactOut:

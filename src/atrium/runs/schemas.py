@@ -9,6 +9,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from atrium.agents.json_schemas import OutputSchema
 from atrium.agents.schemas import Instructions, MaxOutputTokens, ModelName, Temperature
 from atrium.db.models import RunStatus
+from atrium.kit.wire_schemas import NOT_BLANK_WITHOUT_NUL, PUBLIC_URL
 
 
 class RunConfig(BaseModel):
@@ -38,12 +39,17 @@ class RunCreate(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    prompt: str = Field(description="The task text. Required, not blank.")
+    prompt: str = Field(
+        description="The task text. Required, not blank, no NUL; at most "
+        "ATRIUM_RUN_MAX_PROMPT_CHARS characters.",
+        json_schema_extra={"pattern": NOT_BLANK_WITHOUT_NUL},
+    )
     agent_id: str | None = Field(None, description="Agent to run; default: the account's default.")
     thread_id: str | None = Field(None, description="Thread to continue; default: a new thread.")
     metadata: dict[str, Any] | None = Field(None, description="Free-form JSON kept with the run.")
     webhook_url: str | None = Field(
         None,
+        json_schema_extra={"anyOf": [{"type": "string", **PUBLIC_URL}, {"type": "null"}]},
         description="An http(s) URL that receives the finished run, signed (Standard Webhooks) "
         "with the `webhook_secret` of the create response.",
     )

@@ -31,7 +31,7 @@ from atrium.errors import Conflict, InvalidParameter, NotFound
 from atrium.kit.cursor import decode_cursor, split_page
 from atrium.kit.ids import new_id
 from atrium.kit.time import utcnow
-from atrium.runs import actions, lifecycle, repository
+from atrium.runs import event_repository, lifecycle, repository
 from atrium.runs.broker import Broker
 from atrium.runs.schemas import RunCreate
 from atrium.runs.stream import RunEventStream
@@ -333,7 +333,7 @@ async def events_so_far(
     async with db.session(write=False) as session:
         conn = await session.connection()
         return await conn.run_sync(
-            functools.partial(repository.events_after, run_id=found, after_seq=after_seq)
+            functools.partial(event_repository.events_after, run_id=found, after_seq=after_seq)
         )
 
 
@@ -401,15 +401,10 @@ async def cancel_run(
             f"run is already {run.status}", details={"run_id": run.id, "status": run.status}
         )
     cancelled = run.status == RunStatus.QUEUED and await lifecycle.cancel_in_request(
-        session,
-        broker=broker,
-        run_id=run.id,
-        account_id=run.account_id,
-        agent_id=run.agent_id,
-        webhook_url=run.webhook_url,
+        session, broker=broker, run=run
     )
     if run.status == RunStatus.REQUIRES_ACTION:  # no worker holds a waiting run
-        cancelled = await actions.cancel_waiting(session, broker=broker, run=run)
+        cancelled = await lifecycle.cancel_waiting_in_request(session, broker=broker, run=run)
     if not cancelled:  # running (or claimed by a worker just now)
         await lifecycle.request_cancel(session, broker=broker, run_id=run.id)
     await session.refresh(run)

@@ -22,7 +22,7 @@ from typing import Any
 from atrium.db.engine import Database
 from atrium.db.models import TERMINAL_KINDS
 from atrium.errors import Unauthorized, error_body
-from atrium.runs import events, repository
+from atrium.runs import event_repository, events
 from atrium.runs.broker import Broker, Subscription
 
 _REPLAY_BATCH = 500
@@ -125,7 +125,7 @@ class RunEventStream:
         while not self.finished:
             rows = await self.db.point_read(
                 functools.partial(
-                    repository.events_after,
+                    event_repository.events_after,
                     run_id=self.run_id,
                     after_seq=self.last_seq,
                     limit=_REPLAY_BATCH,

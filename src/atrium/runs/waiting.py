@@ -20,6 +20,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm import Session
 
 from atrium.db.models import Run, RunAction, RunStatus
+from atrium.runs import event_repository, queue_repository
 
 REQUIRES_ACTION = RunStatus.REQUIRES_ACTION
 
@@ -53,27 +54,21 @@ def park(
 def requeue_answered(session: Session, *, run_id: str, wait: int, now: datetime) -> int | None:
     """Requires_action → queued for the answer to wait number `wait`, if the run still waits on
     it and has not expired; the sequence number of its `run.queued` event, or None."""
-    seq = session.scalar(
-        update(Run)
-        .where(
-            Run.id == run_id,
-            Run.status == REQUIRES_ACTION,
-            Run.waits == wait,
-            Run.action_expires_at > now,
-        )
-        .values(
-            status=RunStatus.QUEUED,
-            # Attempts count the tries of one stretch of running: a resumed run is not a retry
-            # (no `run.restarted`, and its waits do not use up `run_max_attempts`).
-            attempts=0,
-            required_action=None,
-            action_expires_at=None,
-            last_event_seq=Run.last_event_seq + 1,
-        )
-        .returning(Run.last_event_seq)
-        .execution_options(synchronize_session=False)
-    )
-    return None if seq is None else int(seq)
+    answered = [
+        Run.id == run_id,
+        Run.status == REQUIRES_ACTION,
+        Run.waits == wait,
+        Run.action_expires_at > now,
+    ]
+    queued = {
+        "status": RunStatus.QUEUED,
+        # Attempts count the tries of one stretch of running: a resumed run is not a retry
+        # (no `run.restarted`, and its waits do not use up `run_max_attempts`).
+        "attempts": 0,
+        "required_action": None,
+        "action_expires_at": None,
+    }
+    return event_repository.update_run_for_event(session, where=answered, values=queued)
 
 
 def finish_waiting(
@@ -81,19 +76,10 @@ def finish_waiting(
 ) -> int | None:
     """Requires_action → a terminal state (cancelled, or failed on expiry) while it still waits;
     the sequence number of its final event, or None when the run moved on first."""
-    seq = session.scalar(
-        update(Run)
-        .where(Run.id == run_id, Run.status == REQUIRES_ACTION)
-        .values(
-            required_action=None,
-            action_expires_at=None,
-            last_event_seq=Run.last_event_seq + 1,
-            **{"finished_at": now, **values},
-        )
-        .returning(Run.last_event_seq)
-        .execution_options(synchronize_session=False)
+    ended = {"required_action": None, "action_expires_at": None, "finished_at": now, **values}
+    return event_repository.update_run_for_event(
+        session, where=[Run.id == run_id, Run.status == REQUIRES_ACTION], values=ended
     )
-    return None if seq is None else int(seq)
 
 
 def add_answer(session: Session, values: dict[str, Any]) -> None:
@@ -162,20 +148,5 @@ class ExpiredWait:
 async def expired_waits(
     session: AsyncSession, *, now: datetime, limit: int = 100
 ) -> Sequence[ExpiredWait]:
-    rows = await session.execute(
-        select(
-            Run.id,
-            Run.account_id,
-            Run.agent_id,
-            Run.webhook_url,
-            Run.input_tokens,
-            Run.output_tokens,
-            Run.requests,
-            Run.tool_calls,
-            Run.credits_micro,
-            Run.waits,
-        )
-        .where(Run.status == REQUIRES_ACTION, Run.action_expires_at <= now)
-        .limit(limit)
-    )
-    return [ExpiredWait(*tuple(row)) for row in rows.all()]
+    expired = [Run.status == REQUIRES_ACTION, Run.action_expires_at <= now]
+    return await queue_repository.runs_as(session, ExpiredWait, where=expired, limit=limit)

@@ -14,11 +14,13 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import json
+import logging
 import time
 from collections.abc import AsyncIterator
 from contextlib import AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass
 from typing import Any, Final, Self
+from urllib.parse import urlsplit
 
 import httpx
 from fastmcp.exceptions import ToolError
@@ -32,10 +34,13 @@ from atrium.agents.outbound import TargetRefused, check_server_url
 from atrium.agents.tools import McpServerTool
 from atrium.kit.outbound import outbound_client
 from atrium.kit.secrets import SecretBox, SecretsUnavailable
+from atrium.observability.logs import escape_control
 from atrium.runtime.deferred import ApprovalToolset
 from atrium.runtime.toolcalls import ObservedToolset, ToolCallLog, ToolFailure
 from atrium.runtime.tools import RunDeps
 from atrium.settings import Settings
+
+log = logging.getLogger("atrium.runtime.mcp")
 
 _MAX_CACHED_SERVERS: Final = 1_024
 _MAX_REASON: Final = 300
@@ -140,6 +145,26 @@ class McpServerToolset(WrapperToolset[RunDeps]):
                 f"MCP server {self.server_label} ({self.url}) could not be reached: {_reason(exc)}"
             ) from exc
         return self
+
+    async def __aexit__(self, *args: Any) -> bool | None:
+        """Close the session within the connect timeout. By now the run's outcome is decided:
+        a close that fails (a server gone mid-run, a transport error on the way out) or hangs
+        is logged, never raised into the run's end, where it would replace its outcome; an
+        error that ends the run goes on as it is (nothing is suppressed)."""
+        seconds = self.settings.mcp_connect_timeout_seconds
+        where = f"MCP server {self.server_label} ({urlsplit(self.url).hostname})"
+        try:
+            async with asyncio.timeout(seconds):
+                await self.wrapped.__aexit__(*args)
+        except TimeoutError:
+            log.warning(
+                "%s: closing the session took over %g s; left to close itself", where, seconds
+            )
+        except Exception as exc:
+            # The reason quotes what the server sent: escaped, one clean line whatever
+            # logging set-up prints it (the log record factory escapes it too).
+            log.warning("%s: closing the session failed: %s", where, escape_control(_reason(exc)))
+        return None
 
     async def get_tools(self, ctx: RunContext[RunDeps]) -> dict[str, ToolsetTool[RunDeps]]:
         seconds = self.settings.mcp_list_timeout_seconds

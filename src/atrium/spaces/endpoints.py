@@ -2,21 +2,17 @@
 
 from __future__ import annotations
 
-from typing import Any
+from fastapi import APIRouter, status
 
-from fastapi import APIRouter, Request, status
-from pydantic import BaseModel
-
-from atrium.errors import NotFound
-from atrium.http.deps import CurrentPrincipal, SessionDep, SettingsDep
+from atrium.http.deps import CurrentPrincipal, SessionDep
 from atrium.kit.form_body import FormFields
-from atrium.kit.listing import ListQuery, record_id
-from atrium.kit.pagination import laravel_page
+from atrium.kit.phpshort import ListRequestDep, documented_body
 from atrium.spaces import service
 from atrium.spaces.schemas import (
     SpaceDeleted,
     SpaceEnvelope,
     SpaceForm,
+    SpaceId,
     SpaceOut,
     SpacePage,
     SpaceUpdateForm,
@@ -25,71 +21,52 @@ from atrium.spaces.schemas import (
 router = APIRouter(prefix="/spaces", tags=["spaces"])
 
 
-def _body(form: type[BaseModel]) -> dict[str, Any]:
-    """The request body as the OpenAPI document shows it: the same fields in every media type."""
-    schema = form.model_json_schema()
-    media_types = ("application/x-www-form-urlencoded", "multipart/form-data", "application/json")
-    return {"requestBody": {"content": {media: {"schema": schema} for media in media_types}}}
-
-
-_BODY = _body(SpaceForm)
-_UPDATE_BODY = _body(SpaceUpdateForm)
-
-
-def _id(raw: str) -> int:
-    value = record_id(raw)
-    if value is None:
-        raise NotFound(f"no space with id {raw}")
-    return value
-
-
 @router.get("")
 async def list_spaces(
-    request: Request,
-    params: ListQuery,
-    session: SessionDep,
-    principal: CurrentPrincipal,
-    settings: SettingsDep,
+    listing: ListRequestDep, session: SessionDep, principal: CurrentPrincipal
 ) -> SpacePage:
     """List the account's spaces: search by name, sort by id or name, paginate."""
     spaces, total = await service.list_spaces(
-        session, account_id=principal.account_id, params=params
+        session, account_id=principal.account_id, params=listing.params
     )
-    path = settings.public_url.rstrip("/") + request.url.path
-    data = [SpaceOut.of(space) for space in spaces]
-    return SpacePage.model_validate(laravel_page(data, total=total, params=params, path=path))
+    return SpacePage.of([SpaceOut.of(space) for space in spaces], total=total, listing=listing)
 
 
 @router.get("/{id}")
-async def show_space(id: str, session: SessionDep, principal: CurrentPrincipal) -> SpaceEnvelope:
+async def show_space(
+    id: SpaceId, session: SessionDep, principal: CurrentPrincipal
+) -> SpaceEnvelope:
     """One space of the account."""
-    space = await service.get_space(session, account_id=principal.account_id, space_id=_id(id))
-    return SpaceEnvelope(data=SpaceOut.of(space), status=200)
+    space = await service.get_space(session, account_id=principal.account_id, space_id=id)
+    return SpaceEnvelope.of(space)
 
 
-@router.post("", status_code=status.HTTP_201_CREATED, openapi_extra=_BODY)
+@router.post("", status_code=status.HTTP_201_CREATED, openapi_extra=documented_body(SpaceForm))
 async def store_space(
     fields: FormFields, session: SessionDep, principal: CurrentPrincipal
 ) -> SpaceEnvelope:
-    """Create a space: `name` (required, 1-32 characters), `color` (1-6, default 1)."""
+    """Create a space: `name` (required, 1-32 characters), `color` (1-6, default 1). HTTP 201,
+    and `"status": 200` in the body, as phpShort answers."""
     space = await service.create_space(session, account_id=principal.account_id, fields=fields)
-    return SpaceEnvelope(data=SpaceOut.of(space), status=201)
+    return SpaceEnvelope.of(space)
 
 
-@router.put("/{id}", openapi_extra=_UPDATE_BODY)
-@router.patch("/{id}", openapi_extra=_UPDATE_BODY)
+@router.put("/{id}", openapi_extra=documented_body(SpaceUpdateForm))
+@router.patch("/{id}", openapi_extra=documented_body(SpaceUpdateForm))
 async def update_space(
-    id: str, fields: FormFields, session: SessionDep, principal: CurrentPrincipal
+    id: SpaceId, fields: FormFields, session: SessionDep, principal: CurrentPrincipal
 ) -> SpaceEnvelope:
     """Update `name` and/or `color`; absent fields are kept."""
     space = await service.update_space(
-        session, account_id=principal.account_id, space_id=_id(id), fields=fields
+        session, account_id=principal.account_id, space_id=id, fields=fields
     )
-    return SpaceEnvelope(data=SpaceOut.of(space), status=200)
+    return SpaceEnvelope.of(space)
 
 
 @router.delete("/{id}")
-async def delete_space(id: str, session: SessionDep, principal: CurrentPrincipal) -> SpaceDeleted:
+async def delete_space(
+    id: SpaceId, session: SessionDep, principal: CurrentPrincipal
+) -> SpaceDeleted:
     """Delete a space of the account."""
-    deleted = await service.delete_space(session, account_id=principal.account_id, space_id=_id(id))
+    deleted = await service.delete_space(session, account_id=principal.account_id, space_id=id)
     return SpaceDeleted(id=deleted)

@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Annotated, Any, Literal
 
+from fastapi import Depends
 from pydantic import BaseModel, Field
+from pydantic.json_schema import SkipJsonSchema
 
 from atrium.db.models import Space
-from atrium.kit.pagination import PageLinks, PageMeta
+from atrium.kit.phpshort import Deleted, Envelope, Page, path_id
 from atrium.kit.time import isoformat
+from atrium.kit.wire_schemas import trimmed_text_schema
+from atrium.spaces.service import MAX_NAME_LENGTH
 
 
 class SpaceOut(BaseModel):
@@ -31,36 +35,44 @@ class SpaceOut(BaseModel):
         )
 
 
-class SpaceEnvelope(BaseModel):
-    data: SpaceOut
-    status: int = Field(description="The HTTP status, repeated (phpShort).")
+# The `{id}` of a path: 400 when not an integer, 404 when no space can have it.
+SpaceId = Annotated[int, Depends(path_id("space"))]
 
 
-class SpacePage(BaseModel):
+class SpaceEnvelope(Envelope[SpaceOut]):
+    """One space: `{"data": {...}, "status": 200}`."""
+
+    @classmethod
+    def of(cls, space: Space) -> SpaceEnvelope:
+        return cls(data=SpaceOut.of(space))
+
+
+class SpacePage(Page[SpaceOut]):
     """A Laravel paginator page of spaces."""
 
-    data: list[SpaceOut]
-    links: PageLinks
-    meta: PageMeta
-    status: int
 
-
-class SpaceDeleted(BaseModel):
-    id: int
+class SpaceDeleted(Deleted):
     object: Literal["space"] = "space"
-    deleted: bool = True
-    status: int = 200
+
+
+# Trimmed, then 1 to 32 characters without control characters.
+_NAME: dict[str, Any] = {
+    "json_schema_extra": trimmed_text_schema(MAX_NAME_LENGTH, required=True),
+}
 
 
 class SpaceForm(BaseModel):
     """Store: `name` required, `color` 1-6 (default 1)."""
 
-    name: str = Field(description="1 to 32 characters, unique in the account.")
+    name: str = Field(description="1 to 32 characters, unique in the account.", **_NAME)
     color: int | None = Field(None, ge=1, le=6, description="1 to 6; default 1.")
 
 
 class SpaceUpdateForm(BaseModel):
     """Update: both optional; absent fields are kept."""
 
-    name: str | None = Field(None, description="1 to 32 characters, unique in the account.")
+    # Absent keeps the name; null is refused (`name is required`), so it is not shown.
+    name: str | SkipJsonSchema[None] = Field(
+        None, description="1 to 32 characters, unique in the account.", **_NAME
+    )
     color: int | None = Field(None, ge=1, le=6, description="1 to 6.")

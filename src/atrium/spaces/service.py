@@ -8,9 +8,10 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from atrium.db.models import Space
-from atrium.errors import InvalidParameter, NotFound
+from atrium.errors import InvalidParameter
 from atrium.kit.form_body import Fields, text_field
 from atrium.kit.listing import ListParams, has_control_characters
+from atrium.kit.phpshort import not_found
 from atrium.kit.time import utcnow
 from atrium.spaces import repository
 
@@ -59,7 +60,7 @@ async def get_space(session: AsyncSession, *, account_id: int, space_id: int) ->
     """The account's space; another account's id is as unknown as a missing one."""
     space = await repository.get(session, account_id=account_id, space_id=space_id)
     if space is None:
-        raise NotFound(f"no space with id {space_id}")
+        raise not_found("space", space_id)
     return space
 
 

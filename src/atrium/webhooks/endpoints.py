@@ -7,6 +7,7 @@ from typing import Annotated
 from fastapi import APIRouter, Query, status
 
 from atrium.http.deps import CurrentPrincipal, SessionDep, SettingsDep
+from atrium.kit.cursor import CursorQuery
 from atrium.webhooks import service
 from atrium.webhooks.schemas import (
     DeliveryList,
@@ -21,7 +22,6 @@ from atrium.webhooks.schemas import (
 # answers 415 for any other declared type.
 router = APIRouter(prefix="/webhooks", tags=["webhooks"], strict_content_type=False)
 Limit = Annotated[int, Query(ge=1, le=service.MAX_DELIVERIES_LIMIT, description="At most 200.")]
-Cursor = Annotated[str | None, Query(max_length=200, description="`next_cursor` of a page.")]
 
 
 @router.get("")
@@ -50,7 +50,7 @@ async def list_all_deliveries(
     principal: CurrentPrincipal,
     run_id: Annotated[str | None, Query(max_length=40)] = None,
     limit: Limit = 50,
-    cursor: Cursor = None,
+    cursor: CursorQuery = None,
 ) -> DeliveryList:
     """The account's deliveries, newest first (also those of a run's own `webhook_url`);
     `run_id` narrows them to one run. Follow `next_cursor` (as `cursor`) while `has_more`."""
@@ -88,7 +88,7 @@ async def list_deliveries(
     session: SessionDep,
     principal: CurrentPrincipal,
     limit: Limit = 50,
-    cursor: Cursor = None,
+    cursor: CursorQuery = None,
 ) -> DeliveryList:
     """Deliveries to this endpoint, newest first: status, attempts, last response, next
     attempt. Follow `next_cursor` (as `cursor`) while `has_more`."""

@@ -8,9 +8,9 @@ process are woken after the commit; other processes find the rows by their poll.
 from __future__ import annotations
 
 import weakref
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from datetime import datetime
-from typing import Any
+from typing import Any, Protocol
 
 from sqlalchemy.orm import Session
 
@@ -44,42 +44,19 @@ def _row(
     }
 
 
-def _outcome_rows(
-    endpoints: Sequence[tuple[str, str, list[str]]],
-    *,
-    account_id: int,
-    run_id: str,
-    status: RunStatus,
-    run_webhook_url: str | None,
-    now: datetime,
-) -> list[dict[str, Any]]:
-    event = TERMINAL_EVENT[status]
-    targets: list[tuple[str | None, str]] = [
-        (endpoint_id, url) for endpoint_id, url, events in endpoints if event in events
-    ]
-    if run_webhook_url:
-        targets.append((None, run_webhook_url))
-    return [
-        _row(
-            account_id=account_id,
-            endpoint_id=endpoint_id,
-            run_id=run_id,
-            event=event,
-            url=url,
-            now=now,
-        )
-        for endpoint_id, url in targets
-    ]
+class RunOfEvent(Protocol):
+    """The run an event is about: whose endpoints hear of it, and its own webhook."""
+
+    @property
+    def run_id(self) -> str: ...
+    @property
+    def account_id(self) -> int: ...
+    @property
+    def webhook_url(self) -> str | None: ...
 
 
 def record_run_outcome(
-    session: Session,
-    *,
-    account_id: int,
-    run_id: str,
-    status: RunStatus,
-    run_webhook_url: str | None,
-    now: datetime,
+    session: Session, *, run: RunOfEvent, status: RunStatus, now: datetime
 ) -> int:
     """Record one delivery per endpoint of the account that takes this event, plus one for the
     run's own `webhook_url`; how many. Call it inside the transaction that finishes the run
@@ -87,46 +64,35 @@ def record_run_outcome(
 
     One indexed read when the account has no endpoints (the hot path of every run).
     """
-    endpoints = repository.subscribed_endpoints(session, account_id=account_id)
-    rows = _outcome_rows(
-        endpoints,
-        account_id=account_id,
-        run_id=run_id,
-        status=status,
-        run_webhook_url=run_webhook_url,
-        now=now,
-    )
-    repository.insert_deliveries(session, rows)
-    return len(rows)
+    return record_run_event(session, run=run, event=TERMINAL_EVENT[status], now=now)
 
 
 def record_run_event(
     session: Session,
     *,
-    account_id: int,
-    run_id: str,
+    run: RunOfEvent,
     event: str,
-    run_webhook_url: str | None,
     now: datetime,
-    payload: Callable[[], str],
+    payload: Callable[[], str] | None = None,
 ) -> int:
-    """`record_run_outcome` for an event the run moves on from (`run.requires_action`): the
-    payload is rendered now, as the run is at this event, not when the delivery is sent."""
-    endpoints = repository.subscribed_endpoints(session, account_id=account_id)
+    """`record_run_outcome` for any event; with `payload`, for an event the run moves on from
+    (`run.requires_action`): the payload is rendered now, as the run is at this event, not
+    when the delivery is sent."""
+    endpoints = repository.subscribed_endpoints(session, account_id=run.account_id)
     targets: list[tuple[str | None, str]] = [
         (endpoint_id, url) for endpoint_id, url, events in endpoints if event in events
     ]
-    if run_webhook_url:
-        targets.append((None, run_webhook_url))
+    if run.webhook_url:
+        targets.append((None, run.webhook_url))
     if not targets:
         return 0
-    body = payload()
+    body = None if payload is None else payload()
     rows = [
         {
             **_row(
-                account_id=account_id,
+                account_id=run.account_id,
                 endpoint_id=endpoint_id,
-                run_id=run_id,
+                run_id=run.run_id,
                 event=event,
                 url=url,
                 now=now,

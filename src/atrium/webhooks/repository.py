@@ -1,7 +1,8 @@
 """SQL of webhooks: endpoints, the outbox of deliveries, the sender's claim and its results.
 
 The outbox and sender statements use the tables (Core), not the mapped classes: they run in
-the worker's hot transactions, where ORM objects cost CPU for nothing (see runs/repository.py).
+the worker's hot transactions, where ORM objects cost CPU for nothing (see
+runs/queue_repository.py).
 """
 
 from __future__ import annotations

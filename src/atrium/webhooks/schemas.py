@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Final, Literal
+from typing import Any, Final, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from atrium.db.models import WebhookDelivery, WebhookEndpoint
 from atrium.kit.time import isoformat
+from atrium.kit.wire_schemas import PUBLIC_URL
 
 EVENTS: Final = ("run.completed", "run.failed", "run.cancelled", "run.requires_action")
 # An endpoint created without `events` takes the finished runs; waits are opted into.
@@ -17,17 +18,29 @@ EventName = Literal["run.completed", "run.failed", "run.cancelled", "run.require
 DeliveryStatus = Literal["pending", "delivered", "failed"]
 
 
+def _event_list(schema: dict[str, Any]) -> None:
+    """The document's `events`: one or more known events, each once (`_checked_events`)."""
+    for variant in schema.get("anyOf", []):
+        if variant.get("type") == "array":
+            variant.update(items={"enum": list(EVENTS)}, minItems=1, uniqueItems=True)
+
+
 class WebhookCreate(BaseModel):
     """A new endpoint: `url` (http or https), `events` (default: the three finishing events)."""
 
     # Unknown keys are errors (a typo must not be silently ignored); values are not coerced.
     model_config = ConfigDict(extra="forbid", strict=True)
 
-    url: str = Field(description="Where to POST: an http or https URL, at most 2048 characters.")
+    url: str = Field(
+        description="Where to POST: an http or https URL of a public host, at most 2048 "
+        "characters (loopback and private addresses need ATRIUM_ALLOW_PRIVATE_TARGETS).",
+        json_schema_extra=PUBLIC_URL,
+    )
     events: list[str] | None = Field(
         None,
         description="Any of run.completed, run.failed, run.cancelled, run.requires_action; "
         "default: the first three (finished runs).",
+        json_schema_extra=_event_list,
     )
 
 

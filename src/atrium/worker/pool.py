@@ -20,10 +20,10 @@ from atrium.db.batcher import WriteBatcher
 from atrium.db.engine import Database
 from atrium.kit.time import utcnow
 from atrium.kit.waiting import wait_event
-from atrium.runs import lifecycle, presenters, repository
+from atrium.runs import lifecycle, presenters, queue_repository
 from atrium.runs.broker import Broker
 from atrium.runs.lifecycle import ClaimedRun
-from atrium.runs.repository import ExpiredRun
+from atrium.runs.queue_repository import ExpiredRun
 from atrium.runtime.executor import Runtime
 from atrium.settings import Settings
 from atrium.webhooks.sender import WebhookSender
@@ -113,7 +113,7 @@ class WorkerPool:
         # Whatever this worker still holds (runs in progress, a claim that committed as the
         # claim loop was cancelled) goes back to the queue now rather than after its lease.
         async with self.db.session(write=False) as session:
-            running = await repository.running_runs_of(session, owner=self.owner)
+            running = await queue_repository.running_runs_of(session, owner=self.owner)
         for run_id in running:
             try:
                 await self._requeue(
@@ -198,7 +198,7 @@ class WorkerPool:
                 continue
             run_ids = list(self._executions)
             renew = functools.partial(
-                repository.renew_leases,
+                queue_repository.renew_leases,
                 owner=self.owner,
                 run_ids=run_ids,
                 lease_seconds=self.settings.run_lease_seconds,
@@ -233,7 +233,7 @@ class WorkerPool:
         """Re-queue (or fail, past the attempt limit) runs whose worker stopped renewing."""
         now = utcnow()
         async with self.db.session(write=False) as session:
-            expired = await repository.expired_runs(session, now=now)
+            expired = await queue_repository.expired_runs(session, now=now)
         recovered = 0
         for run in expired:
             if run.attempts >= self.settings.run_max_attempts:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import logging
+from dataclasses import dataclass, field
 from typing import Any
 
 from sqlalchemy.orm import Session
@@ -20,7 +21,7 @@ from atrium.db.engine import Database
 from atrium.db.models import EventKind
 from atrium.kit.ids import new_id
 from atrium.kit.time import utcnow
-from atrium.runs import events, repository
+from atrium.runs import events, queue_repository, repository
 from atrium.runs.broker import Broker
 from atrium.runs.lifecycle import ClaimedRun
 from atrium.runtime.sink import StoredArtifact
@@ -33,30 +34,24 @@ class LeaseLost(Exception):
     """Another worker owns this run now; this one must stop without writing anything."""
 
 
+@dataclass(kw_only=True, eq=False)
 class RunRecorder:
-    def __init__(
-        self,
-        *,
-        db: Database,
-        batcher: WriteBatcher,
-        broker: Broker,
-        settings: Settings,
-        claim: ClaimedRun,
-        owner: str,
-    ) -> None:
-        self.db = db
-        self.batcher = batcher
-        self.broker = broker
-        self.settings = settings
-        self.claim = claim
-        self.owner = owner
-        self.cancel_requested = False
-        self.lost = False
-        self._seq = claim.last_event_seq
-        self._pending: list[dict[str, Any]] = []
-        self._lock = asyncio.Lock()
-        self._timer: asyncio.TimerHandle | None = None
-        self._flush_task: asyncio.Task[None] | None = None
+    db: Database
+    batcher: WriteBatcher
+    broker: Broker
+    settings: Settings
+    claim: ClaimedRun
+    owner: str
+    cancel_requested: bool = field(default=False, init=False)
+    lost: bool = field(default=False, init=False)
+    _seq: int = field(init=False)
+    _pending: list[dict[str, Any]] = field(default_factory=list, init=False)
+    _lock: asyncio.Lock = field(default_factory=asyncio.Lock, init=False)
+    _timer: asyncio.TimerHandle | None = field(default=None, init=False)
+    _flush_task: asyncio.Task[None] | None = field(default=None, init=False)
+
+    def __post_init__(self) -> None:
+        self._seq = self.claim.last_event_seq
 
     # --- RunSink ------------------------------------------------------------------------------
     def emit(self, kind: str, payload: dict[str, Any]) -> None:
@@ -165,7 +160,7 @@ class RunRecorder:
             attempt = self.claim.attempt
 
             def write(session: Session) -> bool | None:
-                flag = repository.checkpoint(
+                flag = queue_repository.checkpoint(
                     session,
                     run_id=run_id,
                     owner=owner,

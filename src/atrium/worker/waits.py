@@ -122,13 +122,7 @@ async def expire_waits(*, db: Database, broker: Broker, settings: Settings) -> i
     for run in expired:
         ending = Ending(
             RunStatus.FAILED,
-            usage=Usage(
-                input_tokens=run.input_tokens,
-                output_tokens=run.output_tokens,
-                requests=run.requests,
-                tool_calls=run.tool_calls,
-                credits_micro=run.credits_micro,
-            ),
+            usage=Usage.of(run),
             error_code="ACTION_EXPIRED",
             error_message="the run's required action was not answered within "
             f"{settings.run_action_timeout_seconds:g} s",
@@ -136,10 +130,7 @@ async def expire_waits(*, db: Database, broker: Broker, settings: Settings) -> i
         announcement = await db.write_sync(
             functools.partial(
                 lifecycle.end_wait,
-                run_id=run.run_id,
-                account_id=run.account_id,
-                agent_id=run.agent_id,
-                webhook_url=run.webhook_url,
+                run=run,
                 ending=ending,
                 waits=run.waits,
                 now=now,

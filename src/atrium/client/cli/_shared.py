@@ -6,14 +6,14 @@ from __future__ import annotations
 import json
 import os
 import sys
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, TypeVar
 
 import typer
 from pydantic import BaseModel
-from rich.console import Console
+from rich.console import Console, RenderableType
 from rich.markup import escape
 from rich.measure import Measurement
 from rich.table import Table
@@ -152,6 +152,31 @@ def print_json(value: Any) -> None:
 def print_list(items: Iterable[Any], **extra: Any) -> None:
     """A list as the API writes one: `{"data": [...], ...extra}`."""
     print_json({"data": list(items), **extra})
+
+
+T = TypeVar("T")
+
+
+def print_result(value: Any, human: RenderableType, *, as_json: bool) -> None:
+    """A command's result: `value` in the API's JSON shape with `--json` (for scripts), else
+    `human` for people."""
+    if as_json:
+        print_json(value)
+    else:
+        console.print(human)
+
+
+def print_results(
+    items: Sequence[T], table: Callable[[Sequence[T]], Table], *, as_json: bool, none: str
+) -> None:
+    """A list command's result: `{"data": [...]}` with `--json`, else the items' `table`, or
+    `none` (what to do next) when there are none."""
+    if as_json:
+        print_list(items)
+    elif not items:
+        console.print(none)
+    else:
+        print_table(table(items))
 
 
 def read_json_file(path: Path, *, option: str) -> Any:

@@ -16,7 +16,8 @@ from atrium.client.cli._shared import (
     client,
     console,
     print_json,
-    print_list,
+    print_result,
+    print_results,
     print_table,
     read_json_file,
 )
@@ -102,15 +103,13 @@ def agents_list(
     """The account's agents."""
     with client(url, api_key) as atrium:
         found = atrium.agents.list()
-    if as_json:
-        print_list(found)
-    elif not found:
-        console.print(
-            "No agents yet. Create one: atrium agents create NAME "
-            "(the first run without --agent creates the default agent)"
-        )
-    else:
-        print_table(view.agents_table(found))
+    print_results(
+        found,
+        view.agents_table,
+        as_json=as_json,
+        none="No agents yet. Create one: atrium agents create NAME "
+        "(the first run without --agent creates the default agent)",
+    )
 
 
 @agents_app.command("get")
@@ -123,10 +122,7 @@ def agents_get(
     """One agent, its whole config."""
     with client(url, api_key) as atrium:
         agent = atrium.agents.get(agent_id)
-    if as_json:
-        print_json(agent)
-    else:
-        console.print(view.agent_details(agent))
+    print_result(agent, view.agent_details(agent), as_json=as_json)
 
 
 @agents_app.command("create")
@@ -200,10 +196,7 @@ def agents_update(
         agent = atrium.agents.update(
             agent_id, name=name, description=description, config=config or None
         )
-    if as_json:
-        print_json(agent)
-    else:
-        console.print(view.agent_details(agent))
+    print_result(agent, view.agent_details(agent), as_json=as_json)
 
 
 @agents_app.command("delete")
@@ -216,7 +209,4 @@ def agents_delete(
     """Delete an agent. Its past runs keep their usage, which `atrium usage` still shows."""
     with client(url, api_key) as atrium:
         deleted = atrium.agents.delete(agent_id)
-    if as_json:
-        print_json(deleted)
-    else:
-        console.print(f"Agent {deleted.agent_id} deleted.")
+    print_result(deleted, f"Agent {deleted.agent_id} deleted.", as_json=as_json)

@@ -21,7 +21,7 @@ from atrium.client.cli._shared import (
     console,
     errors,
     print_list,
-    print_table,
+    print_results,
 )
 from atrium.client.models import Artifact
 from atrium.kit.filenames import filename_problem
@@ -40,12 +40,8 @@ def artifacts_list(
     """The files a run wrote."""
     with client(url, api_key) as atrium:
         found = atrium.runs.artifacts(run_id)
-    if as_json:
-        print_list(found)
-    elif not found:
-        console.print(f"{run_id} has no artifacts.")
-    else:
-        print_table(view.artifacts_table(found))
+    none = f"{run_id} has no artifacts."
+    print_results(found, view.artifacts_table, as_json=as_json, none=none)
 
 
 @artifacts_app.command("download")

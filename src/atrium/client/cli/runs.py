@@ -21,6 +21,7 @@ from atrium.client.cli._shared import (
     console,
     errors,
     print_json,
+    print_result,
     print_table,
 )
 from atrium.client.errors import StreamError, WaitTimeoutError
@@ -31,6 +32,8 @@ from atrium.client.models import (
     RunEvent,
     RunPage,
     RunRestarted,
+    ToolCalled,
+    ToolReturned,
 )
 
 runs_app = App(help="Agent runs: list, show, follow, answer, cancel.", no_args_is_help=True)
@@ -205,6 +208,7 @@ class _PlainView:
     def __init__(self) -> None:
         self.wrote_text = False
         self._open_line = False  # model text written that did not end its line
+        self._tools = view.ToolLines()
 
     def apply(self, event: RunEvent) -> None:
         if isinstance(event, MessageDelta):
@@ -215,6 +219,9 @@ class _PlainView:
         elif isinstance(event, RunRestarted):
             self._end_line()
             errors.print(f"[yellow]{view.restart_note(event.attempt)}[/]")
+        elif isinstance(event, ToolCalled | ToolReturned):
+            self._end_line()
+            errors.print(self._tools.line(event), soft_wrap=True, highlight=False)
         elif event.event in ("run.started", "artifact.created", "run.requires_action") or (
             event.terminal
         ):
@@ -396,9 +403,5 @@ def runs_cancel(
                     f"atrium runs get {run_id}[/]"
                 )
                 raise typer.Exit(1) from exc
-    if as_json:
-        print_json(cancelled)
-    else:
-        console.print(
-            Text.assemble((cancelled.run_id, "bold"), "  ", view.status_text(cancelled.status))
-        )
+    status = Text.assemble((cancelled.run_id, "bold"), "  ", view.status_text(cancelled.status))
+    print_result(cancelled, status, as_json=as_json)

@@ -16,7 +16,8 @@ from atrium.client.cli._shared import (
     console,
     errors,
     print_json,
-    print_list,
+    print_result,
+    print_results,
     print_table,
 )
 from atrium.client.models import DeliveryPage
@@ -64,12 +65,8 @@ def webhooks_list(
     """The account's webhook endpoints, oldest first."""
     with client(url, api_key) as atrium:
         found = atrium.webhooks.list()
-    if as_json:
-        print_list(found)
-    elif not found:
-        console.print("No webhook endpoints. Add one: atrium webhooks create URL")
-    else:
-        print_table(view.webhooks_table(found))
+    none = "No webhook endpoints. Add one: atrium webhooks create URL"
+    print_results(found, view.webhooks_table, as_json=as_json, none=none)
 
 
 @webhooks_app.command("get")
@@ -98,10 +95,7 @@ def webhooks_delete(
     """Delete an endpoint and its deliveries; pending ones are never sent."""
     with client(url, api_key) as atrium:
         deleted = atrium.webhooks.delete(webhook_id)
-    if as_json:
-        print_json(deleted)
-    else:
-        console.print(f"Webhook {deleted.webhook_id} deleted.")
+    print_result(deleted, f"Webhook {deleted.webhook_id} deleted.", as_json=as_json)
 
 
 @webhooks_app.command("deliveries")

@@ -1,17 +1,29 @@
 // Agents: list, create (#/agents), edit (#/agents/agt_…/edit), delete.
 
 import { api } from "./api.js";
+import { BUILTIN_TOOLS, parseJsonField, toolSummary, toolsEditor } from "./agent_tools.js";
 import {
   field, formError, formErrorBox, h, pageHeader, replace, timeEl, toast,
 } from "./dom.js";
 
 const AGENTS = "/v1/agents";
-const TOOLS = ["write_artifact", "list_artifacts", "read_artifact"];
-const MODELS = ["atrium:offline", "openai:gpt-4o-mini", "anthropic:claude-3-5-haiku-latest"];
+const OFFLINE = "atrium:offline";
+const MODEL_HINT = "provider:name. atrium:offline is built in (no network, follows a script: docs/tools.md). "
+  + "openai:…, anthropic:… and openai-compatible:… work once the server has that provider set up "
+  + "(docs/models.md); otherwise saving says what is missing.";
+
+/**
+ * Models to suggest: only ones this server has accepted (the built-in model and those of the
+ * account's agents). Whether openai: or anthropic: models work depends on the server's keys,
+ * which the dashboard cannot see; the API's refusal says what is missing.
+ */
+function suggestedModels(agents) {
+  return [...new Set([OFFLINE, ...agents.map((agent) => agent.config.model)])];
+}
 
 /** The agent form; `agent` null creates, otherwise edits. Resolves the saved agent via onSaved. */
-function agentForm(agent, onSaved) {
-  const config = agent?.config || { model: "atrium:offline", temperature: 0.7, instructions: "", max_output_tokens: null, tools: TOOLS };
+function agentForm(agent, models, onSaved) {
+  const config = agent?.config || { model: OFFLINE, temperature: 0.7, instructions: "", max_output_tokens: null, tools: BUILTIN_TOOLS, output_schema: null };
   const name = h("input", { name: "name", required: true, maxlength: 100, value: agent?.name || "", autocomplete: "off" });
   const description = h("textarea", { name: "description", rows: 2, maxlength: 2000 });
   description.value = agent?.description || "";
@@ -20,18 +32,25 @@ function agentForm(agent, onSaved) {
   const maxTokens = h("input", { name: "config.max_output_tokens", type: "number", min: 1, step: 1, value: config.max_output_tokens ?? "" , placeholder: "no cap" });
   const instructions = h("textarea", { name: "config.instructions", rows: 3 });
   instructions.value = config.instructions || "";
-  const toolBoxes = TOOLS.map((tool) => h("input", { type: "checkbox", name: "config.tools", value: tool, defaultChecked: config.tools.includes(tool) }));
+  const tools = toolsEditor(config.tools);
+  const outputSchema = h("textarea", {
+    name: "config.output_schema", rows: 5, spellcheck: "false", class: "mono",
+    placeholder: '{"type": "object", "properties": {"answer": {"type": "string"}}, "required": ["answer"]}',
+  });
+  outputSchema.value = config.output_schema ? JSON.stringify(config.output_schema, null, 2) : "";
   const error = formErrorBox();
   const submit = h("button", { type: "submit" }, agent ? "Save changes" : "Create agent");
   const form = h("form", { class: "card", "aria-labelledby": "agent-form-title" }, [
     h("h2", { id: "agent-form-title" }, agent ? `Edit ${agent.name}` : "New agent"),
-    h("div", { class: "row" }, field("Name", name), field("Model", model, "provider:name, e.g. atrium:offline (built in, no network)")),
-    h("datalist", { id: "model-options" }, MODELS.map((each) => h("option", { value: each }))),
+    h("div", { class: "row" }, field("Name", name), field("Model", model, MODEL_HINT)),
+    h("datalist", { id: "model-options" }, models.map((each) => h("option", { value: each }))),
     field("Description", description),
     h("div", { class: "row" }, field("Temperature", temperature, "0 to 2"), field("Max output tokens", maxTokens, "Per model request; empty for no cap")),
     field("Instructions", instructions, "System instructions given to the model"),
-    h("fieldset", { class: "tools" }, h("legend", {}, "Tools"),
-      toolBoxes.map((box) => h("label", { class: "check" }, box, ` ${box.value}`))),
+    tools.element,
+    field("Output schema (JSON)", outputSchema,
+      "A JSON Schema of type object: each run's result is then such a JSON object. Empty: a text result.",
+      { errorSlot: true }),
     error,
     h("div", { class: "actions" }, submit,
       agent ? h("a", { class: "button secondary", href: "#/agents" }, "Cancel") : null),
@@ -39,17 +58,30 @@ function agentForm(agent, onSaved) {
   form.addEventListener("submit", async (event) => {
     event.preventDefault();
     formError(form, error, null);
-    const body = {
-      name: name.value,
-      description: description.value,
-      config: {
-        model: model.value.trim(),
-        temperature: Number(temperature.value),
-        instructions: instructions.value,
-        max_output_tokens: maxTokens.value === "" ? null : Number(maxTokens.value),
-        tools: toolBoxes.filter((box) => box.checked).map((box) => box.value),
-      },
-    };
+    let body;
+    try {
+      body = {
+        name: name.value,
+        description: description.value,
+        config: {
+          model: model.value.trim(),
+          temperature: Number(temperature.value),
+          instructions: instructions.value,
+          max_output_tokens: maxTokens.value === "" ? null : Number(maxTokens.value),
+          tools: tools.read(),
+          output_schema: parseJsonField(outputSchema.value, "config.output_schema"),
+        },
+      };
+    } catch (invalid) {
+      // Text that is not JSON: said next to its box before anything is sent.
+      if (invalid.control) {
+        formError(form, error, null);
+        tools.showError(invalid);
+      } else {
+        formError(form, error, invalid);
+      }
+      return;
+    }
     submit.disabled = true;
     try {
       const saved = agent
@@ -57,7 +89,12 @@ function agentForm(agent, onSaved) {
         : await api(AGENTS, { method: "POST", json: body });
       onSaved(saved, form);
     } catch (failure) {
-      formError(form, error, failure);
+      if (failure.parameter === "config.tools") {
+        formError(form, error, null);
+        tools.showError(failure);
+      } else {
+        formError(form, error, failure);
+      }
     } finally {
       submit.disabled = false;
     }
@@ -74,8 +111,10 @@ export async function agentsView({ main, signal }) {
       (each) => h("th", { scope: "col", class: each === "Temperature" ? "num" : null }, each)))),
     tbody);
 
+  let agents = [];
   async function load() {
     const { data } = await api(AGENTS, { signal });
+    agents = data;
     empty.hidden = data.length > 0;
     table.hidden = data.length === 0;
     replace(tbody, data.map((agent) => h("tr", {}, [
@@ -84,7 +123,8 @@ export async function agentsView({ main, signal }) {
         h("div", {}, h("code", { class: "small" }, agent.agent_id)))),
       h("td", { "data-label": "Model" }, h("code", {}, agent.config.model)),
       h("td", { "data-label": "Temperature", class: "num" }, String(agent.config.temperature)),
-      h("td", { "data-label": "Tools" }, agent.config.tools.length ? agent.config.tools.join(", ") : "none"),
+      h("td", { "data-label": "Tools" }, toolSummary(agent.config.tools),
+        agent.config.output_schema ? h("div", { class: "muted small" }, "JSON output") : null),
       h("td", { "data-label": "Created" }, timeEl(agent.created_at, true)),
       h("td", { "data-label": "Actions", class: "row-actions" }, [
         h("a", { class: "button secondary small", href: `#/agents/${agent.agent_id}/edit`, "aria-label": `Edit ${agent.name}` }, "Edit"),
@@ -106,21 +146,25 @@ export async function agentsView({ main, signal }) {
   }
 
   await load();
-  const form = agentForm(null, async (saved, savedForm) => {
+  const formBox = h("div");
+  // A new, empty form after each creation (its tool cards are built from the config).
+  const newForm = () => replace(formBox, agentForm(null, suggestedModels(agents), async (saved) => {
     toast(`Created agent ${saved.name}`);
-    savedForm.reset();
     await load();
-  });
+    newForm();
+  }));
+  newForm();
   replace(main, pageHeader("Agents"),
     h("section", { "aria-label": "Agent list" }, table, empty),
-    form);
+    formBox);
 }
 
 export async function agentEditView({ main, params: [agentId], signal }) {
   const agent = await api(`${AGENTS}/${encodeURIComponent(agentId)}`, { signal });
+  const { data: agents } = await api(AGENTS, { signal });
   replace(main,
     pageHeader(`Edit agent`, h("code", {}, agent.agent_id)),
-    agentForm(agent, (saved) => {
+    agentForm(agent, suggestedModels(agents), (saved) => {
       toast(`Saved ${saved.name}`);
       window.location.hash = "#/agents";
     }));

@@ -46,16 +46,25 @@ export function nextId(prefix = "f") {
   return `${prefix}-${uid}`;
 }
 
-/** A labelled field: label + control (+ hint), wired with for/id and aria-describedby. */
-export function field(label, control, hint) {
+/**
+ * A labelled field: label + control (+ hint), wired with for/id and aria-describedby.
+ * `errorSlot`: the field gets its own error paragraph, where `formError` and `showAtField` put
+ * a message about this control (next to it, rather than at the end of the form).
+ */
+export function field(label, control, hint, { errorSlot = false } = {}) {
   const id = control.id || nextId(control.name || "field");
   control.id = id;
   const parts = [h("label", { for: id }, label), control];
+  const described = [];
   if (hint) {
-    const hintId = `${id}-hint`;
-    control.setAttribute("aria-describedby", hintId);
-    parts.push(h("p", { class: "hint", id: hintId }, hint));
+    described.push(`${id}-hint`);
+    parts.push(h("p", { class: "hint", id: `${id}-hint` }, hint));
   }
+  if (errorSlot) {
+    described.push(`${id}-error`);
+    parts.push(h("p", { class: "error field-error", id: `${id}-error`, role: "alert", hidden: true }));
+  }
+  if (described.length) control.setAttribute("aria-describedby", described.join(" "));
   return h("div", { class: "field" }, parts);
 }
 
@@ -124,22 +133,51 @@ export function errorBox(error) {
   return h("p", { class: "error", role: "alert" }, text);
 }
 
-/** Show (or clear, with error null) a form's error and mark the field the API named. */
+/**
+ * Show (or clear, with error null) a form's error and mark the field the API named. A field
+ * with an error slot shows the message next to it; otherwise the form's box does.
+ */
 export function formError(form, box, error) {
   for (const el of form.querySelectorAll("[aria-invalid]")) el.removeAttribute("aria-invalid");
-  if (!error) {
-    box.hidden = true;
-    box.textContent = "";
-    return;
+  for (const slot of form.querySelectorAll(".field-error")) {
+    slot.hidden = true;
+    slot.textContent = "";
   }
-  box.hidden = false;
-  box.textContent = errorBox(error).textContent;
+  box.hidden = true;
+  box.textContent = "";
+  if (!error) return;
+  const text = errorBox(error).textContent;
   const name = error.parameter;
   const target = name && form.querySelector(`[name="${CSS.escape(name)}"]`);
-  if (target) {
-    target.setAttribute("aria-invalid", "true");
-    target.focus();
-  }
+  if (target && showAtField(target, text)) return;
+  box.hidden = false;
+  box.textContent = text;
+}
+
+/**
+ * Mark `control` invalid, focus it and put `message` in its field's error slot; false when
+ * the field has no slot (the caller shows the message elsewhere).
+ */
+export function showAtField(control, message) {
+  control.setAttribute("aria-invalid", "true");
+  control.focus();
+  const slot = control.closest(".field")?.querySelector(".field-error");
+  if (!slot) return false;
+  slot.hidden = false;
+  slot.textContent = message;
+  return true;
+}
+
+/** A text cut to `max` characters with an ellipsis (the whole text belongs in a title). */
+export function abbreviate(text, max = 160) {
+  const value = String(text ?? "");
+  return value.length > max ? `${value.slice(0, max - 1)}…` : value;
+}
+
+/** A run's result as text: a JSON object (an agent with an output schema) pretty-printed. */
+export function resultText(result, indent = 2) {
+  if (result === null || result === undefined) return "";
+  return typeof result === "string" ? result : JSON.stringify(result, null, indent);
 }
 
 /** The error paragraph of a form, hidden until formError fills it. */

@@ -2,8 +2,8 @@
 
 import { api, download, pathOf } from "./api.js";
 import {
-  errorBox, field, formError, formErrorBox, formatBytes, formatCredits, formatInt, h, pageHeader,
-  replace, sleep, statusBadge, timeEl, toast,
+  abbreviate, errorBox, field, formError, formErrorBox, formatBytes, formatCredits, formatInt, h,
+  pageHeader, replace, resultText, sleep, statusBadge, timeEl, toast,
 } from "./dom.js";
 import { actionPanel } from "./actions.js";
 import { followEvents } from "./sse.js";
@@ -73,9 +73,9 @@ export async function runsView({ main, query, signal }) {
   });
 
   const tbody = h("tbody");
-  const table = h("table", { class: "cards" },
+  const table = h("table", { class: "cards runs" },
     h("caption", { class: "visually-hidden" }, "Runs, newest first"),
-    h("thead", {}, h("tr", {}, ["Run", "Status", "Agent", "Created", "Credits", "Result"].map(
+    h("thead", {}, h("tr", {}, ["Run", "Status", "Prompt", "Agent", "Model", "Created", "Credits", "Result"].map(
       (name) => h("th", { scope: "col", class: name === "Credits" ? "num" : null }, name)))),
     tbody);
   const empty = h("p", { class: "muted", hidden: true }, "No runs yet. Start one above.");
@@ -89,11 +89,13 @@ export async function runsView({ main, query, signal }) {
     replace(tbody, rows.map((run) => h("tr", {}, [
       h("td", { "data-label": "Run" }, h("a", { href: `#/runs/${run.run_id}` }, h("code", {}, run.run_id))),
       h("td", { "data-label": "Status" }, statusBadge(run.status)),
+      h("td", { "data-label": "Prompt", class: "excerpt", title: abbreviate(run.prompt, 2000) }, abbreviate(run.prompt, 120)),
       h("td", { "data-label": "Agent" }, agentLabel(agents, run.agent_id)),
+      h("td", { "data-label": "Model" }, h("code", { class: "small" }, run.model)),
       h("td", { "data-label": "Created" }, timeEl(run.created_at, true)),
       h("td", { "data-label": "Credits", class: "num" }, run.billing ? formatCredits(run.billing.credits) : "—"),
       h("td", { "data-label": "Result", class: "excerpt" },
-        run.error ? run.error.message : (run.result || "")),
+        run.error ? run.error.message : abbreviate(resultText(run.result, 0), 200)),
     ])));
     empty.hidden = rows.length > 0;
     table.hidden = rows.length === 0;
@@ -151,6 +153,23 @@ export async function runsView({ main, query, signal }) {
   })();
 }
 
+// tool.returned carries no server_label: its call's (same tool_call_id) says it.
+const toolLabels = new Map();
+
+function toolName(data) {
+  if (data.server_label) toolLabels.set(data.tool_call_id, data.server_label);
+  const label = data.server_label ?? toolLabels.get(data.tool_call_id);
+  return label ? `${label}_${data.name}` : data.name;
+}
+
+/** The full text behind an event's abbreviated line (shown as its tooltip). */
+function fullText(event) {
+  const data = event.data || {};
+  if (event.event === "tool.called") return JSON.stringify(data.arguments ?? {}, null, 2);
+  if (event.event === "tool.returned") return String(data.output ?? "");
+  return null;
+}
+
 function describe(event) {
   const data = event.data || {};
   switch (event.event) {
@@ -170,9 +189,9 @@ function describe(event) {
     case "artifact.created":
       return `${data.name} (${formatBytes(data.size_bytes ?? 0)})`;
     case "tool.called":
-      return `${data.server_label ? `${data.server_label}_` : ""}${data.name}`;
+      return `${toolName(data)}(${abbreviate(JSON.stringify(data.arguments ?? {}), 160)})`;
     case "tool.returned":
-      return `${data.name}${data.is_error ? " failed" : ""}: ${data.output ?? ""}`;
+      return `${toolName(data)}${data.is_error ? " failed" : " returned"}: ${abbreviate(data.output ?? "", 200)}`;
     case "run.requires_action": {
       const calls = data.required_action?.tool_calls?.length ?? 0;
       return `waiting for you: ${calls} call${calls === 1 ? "" : "s"}`;
@@ -208,6 +227,7 @@ export async function runView({ main, params: [runId], signal }) {
   const eventList = h("ol", { class: "events", "aria-label": "Events" });
   const eventCount = h("span", { class: "muted small" });
   const output = h("pre", { class: "output", tabindex: "0", "aria-label": "Result text" });
+  const prompt = h("pre", { class: "output prompt", tabindex: "0", "aria-label": "Prompt text" }, run.prompt);
   const resultNote = h("p", { class: "muted small" });
   const artifactsBox = h("div");
   const billingBox = h("div");
@@ -222,6 +242,7 @@ export async function runView({ main, params: [runId], signal }) {
     const duration = run.started_at && run.finished_at
       ? `${((new Date(run.finished_at) - new Date(run.started_at)) / 1000).toFixed(1)} s` : "—";
     replace(meta, [
+      ["Model", h("code", {}, run.model)],
       ["Agent", h("a", { href: "#/agents" }, agentLabel(agents, run.agent_id))],
       ["Thread", h("code", {}, run.thread_id)],
       ["Created", timeEl(run.created_at)],
@@ -233,8 +254,10 @@ export async function runView({ main, params: [runId], signal }) {
 
   function drawResult() {
     if (run.status === "completed") {
-      output.textContent = run.result || "";
-      resultNote.textContent = "Final result.";
+      output.textContent = resultText(run.result);
+      output.dataset.json = String(typeof run.result === "object" && run.result !== null);
+      resultNote.textContent = output.dataset.json === "true"
+        ? "Final result: a JSON object of the agent's output schema." : "Final result.";
     } else if (run.status === "failed") {
       output.textContent = streamed;
       resultNote.textContent = "";
@@ -339,6 +362,8 @@ export async function runView({ main, params: [runId], signal }) {
     errorArea,
     actionArea,
     meta,
+    h("section", { class: "card", "aria-labelledby": "prompt-title" }, [
+      h("h2", { id: "prompt-title" }, "Prompt"), prompt]),
     h("div", { class: "run-grid" }, [
       h("section", { class: "card", "aria-labelledby": "result-title" }, [
         h("h2", { id: "result-title" }, "Result"), output, resultNote]),
@@ -367,7 +392,7 @@ export async function runView({ main, params: [runId], signal }) {
       eventList.append(h("li", { dataset: { kind: event.event } }, [
         h("span", { class: "event-id" }, `#${event.id}`),
         h("span", { class: "event-kind" }, event.event),
-        h("span", { class: "event-text" }, describe(event)),
+        h("span", { class: "event-text", title: fullText(event) }, describe(event)),
         event.data.created_at ? h("time", { datetime: event.data.created_at, class: "muted small" },
           new Date(event.data.created_at).toLocaleTimeString()) : null,
       ]));

@@ -1,0 +1,61 @@
+"""SQL of run events: the rows of a run's event log, and the sequence number a run's update
+takes for the event it writes next."""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Sequence
+from typing import Any, cast
+
+from sqlalchemy import ColumnElement, Connection, Row, Table, bindparam, insert, select, update
+from sqlalchemy.orm import Session
+
+from atrium.db.models import Run, RunEvent
+
+_EVENTS = cast(Table, RunEvent.__table__)
+# The table, not the mapped class: an ORM-enabled INSERT goes through the bulk-insert layer
+# (CPU, same SQL).
+_INSERT_EVENTS = insert(_EVENTS)
+# Plain rows of the table, not RunEvent objects: every stream replays, and building ORM
+# identities for rows that are only turned into JSON was a visible share of a stream's CPU.
+_EVENTS_AFTER = (
+    select(_EVENTS.c.run_id, _EVENTS.c.seq, _EVENTS.c.kind, _EVENTS.c.data, _EVENTS.c.created_at)
+    .where(_EVENTS.c.run_id == bindparam("b_run_id"), _EVENTS.c.seq > bindparam("b_after_seq"))
+    .order_by(_EVENTS.c.seq)
+)
+
+
+def insert_events(session: Session, rows: Sequence[dict[str, Any]]) -> None:
+    if rows:
+        session.execute(_INSERT_EVENTS, list(rows))
+
+
+def events_after(
+    conn: Connection, *, run_id: str, after_seq: int, limit: int | None = None
+) -> Sequence[Row[*tuple[Any, ...]]]:
+    """Synchronous: an index range on (run_id, seq); through `Database.point_read` only with a
+    `limit` (a stream's replay batches)."""
+    query = _EVENTS_AFTER if limit is None else _events_after_limited(limit)
+    return conn.execute(query, {"b_run_id": run_id, "b_after_seq": after_seq}).all()
+
+
+@functools.cache
+def _events_after_limited(limit: int) -> Any:
+    return _EVENTS_AFTER.limit(limit)
+
+
+def update_run_for_event(
+    session: Session, *, where: Sequence[ColumnElement[bool]], values: dict[str, Any]
+) -> int | None:
+    """One conditional UPDATE of a run that writes `values` and takes the sequence number of
+    the run's next event; that number, or None when the run no longer matched `where` (another
+    writer moved it first). The session's loaded objects are not touched: callers refresh the
+    run they show."""
+    seq = session.scalar(
+        update(Run)
+        .where(*where)
+        .values(last_event_seq=Run.last_event_seq + 1, **values)
+        .returning(Run.last_event_seq)
+        .execution_options(synchronize_session=False)
+    )
+    return None if seq is None else int(seq)
