@@ -40,7 +40,7 @@ async def test_every_record_once_in_order(
     per_page: int,
 ) -> None:
     key = await make_key()  # a fresh account per example keeps examples apart
-    suffix = "".join(secrets.choice("xyz") for _ in range(10))
+    suffix = "".join(secrets.choice("xyz") for _ in range(20))  # never a search term
     names = [f"{label}.{suffix}.test" for label in labels]
     ids = await make_domains(key.account_id, names)
 

@@ -148,7 +148,14 @@ def test_registration_refuses_every_non_public_literal_and_names_the_setting(url
 
 
 @pytest.mark.parametrize(
-    "url", ["https://hooks.example.com/x", "http://93.184.216.34:8080/", "http://[2606:4700::1]/"]
+    "url",
+    [
+        "https://hooks.example.com/x",
+        "https://hooks_1.example.com./x",
+        "https://bücher.example/x",
+        "http://93.184.216.34:8080/",
+        "http://[2606:4700::1]/",
+    ],
 )
 def test_registration_takes_names_and_public_literals(url: str) -> None:
     assert check_url(url, allow_private=False) == url
@@ -162,6 +169,8 @@ def test_registration_takes_names_and_public_literals(url: str) -> None:
         ("https://user:pw@hooks.example.com/", "credentials"),
         ("https://hooks.example.com/a b", "spaces"),
         ("https://hooks.example.com:99999/", "valid URL"),
+        ("https://hooks.example*/", r"valid URL \(host\)"),
+        ("https://hooks..example.com/", r"valid URL"),
     ],
 )
 def test_registration_refuses_malformed_urls(url: str, reason: str) -> None:

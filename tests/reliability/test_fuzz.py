@@ -196,14 +196,25 @@ def _usable_range(case: Case) -> None:
 
 
 def _consistent_tools(case: Case) -> None:
-    """A positive agent config's MCP tool asks approval only for tools it allows: another rule
-    between two fields that OpenAPI cannot state (docs/tools.md says it)."""
+    """A positive agent config names each tool once, and its MCP tool asks approval only for
+    tools it allows: rules between entries and fields that OpenAPI cannot state (docs/tools.md
+    says them)."""
     if case.meta is None or not case.meta.generation.mode.is_positive:
         return
     body = case.body if isinstance(case.body, dict) else {}
     config = body.get("config")
     tools = config.get("tools") if isinstance(config, dict) else None
-    for tool in tools if isinstance(tools, list) else []:
+    if not isinstance(tools, list):
+        return
+    named: dict[object, object] = {}
+    for tool in tools:
+        if isinstance(tool, dict):
+            name = tool.get("server_label") if tool.get("type") == "mcp" else tool.get("name")
+        else:
+            name = tool
+        named.setdefault(name if isinstance(name, str) else id(tool), tool)
+    tools[:] = list(named.values())
+    for tool in tools:
         allowed = tool.get("allowed_tools") if isinstance(tool, dict) else None
         approval = tool.get("require_approval") if isinstance(tool, dict) else None
         if isinstance(allowed, list) and isinstance(approval, dict):

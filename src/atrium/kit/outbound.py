@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import asyncio
 import ipaddress
+import re
 import socket
 import ssl
 import typing
@@ -36,6 +37,11 @@ from atrium.settings import Settings
 SETTING = "ATRIUM_ALLOW_PRIVATE_TARGETS"
 MAX_URL_LENGTH = 2048
 _LOCAL_NAMES = frozenset({"localhost", "localhost.localdomain"})
+# A DNS name as resolvers take it (IDNA-encoded): labels of letters, digits, `-` and `_`.
+_HOST_NAME = re.compile(
+    r"^(?=.{1,253}\.?$)([A-Za-z0-9_]([A-Za-z0-9_-]{0,61}[A-Za-z0-9_])?\.)*"
+    r"[A-Za-z0-9_]([A-Za-z0-9_-]{0,61}[A-Za-z0-9_])?\.?$"
+)
 _NAT64 = ipaddress.IPv6Network("64:ff9b::/96")
 # Local-use NAT64 (RFC 8215) and the deprecated IPv4-compatible form: never public targets.
 _NEVER = (ipaddress.IPv6Network("64:ff9b:1::/48"), ipaddress.IPv6Network("::/96"))
@@ -110,6 +116,9 @@ def check_url(url: str, *, allow_private: bool) -> str:
         raise TargetRefused("must name a host")
     if parsed.userinfo:
         raise TargetRefused("must not carry credentials")
+    if literal_address(host) is None and not _HOST_NAME.match(parsed.raw_host.decode("ascii")):
+        # httpx takes any characters in a host (`a.example*`); no resolver ever will.
+        raise TargetRefused("is not a valid URL (host)")
     if allow_private:
         return url
     if host.rstrip(".") in _LOCAL_NAMES or host.rstrip(".").endswith(".localhost"):
