@@ -116,7 +116,8 @@ def check_url(url: str, *, allow_private: bool) -> str:
         raise TargetRefused("must name a host")
     if parsed.userinfo:
         raise TargetRefused("must not carry credentials")
-    if literal_address(host) is None and not _HOST_NAME.match(parsed.raw_host.decode("ascii")):
+    raw_host = parsed.raw_host.decode("ascii", "replace")
+    if literal_address(host) is None and not _HOST_NAME.match(raw_host):
         # httpx takes any characters in a host (`a.example*`); no resolver ever will.
         raise TargetRefused("is not a valid URL (host)")
     if allow_private:
