@@ -82,6 +82,8 @@ KeyOption = Annotated[
         show_default=False,
     ),
 ]
+RunIdArgument = Annotated[str, typer.Argument(metavar="RUN_ID", help="Run id (run_…).")]
+
 JsonOption = Annotated[
     bool,
     typer.Option(
@@ -159,9 +161,11 @@ T = TypeVar("T")
 
 def print_result(value: Any, human: RenderableType, *, as_json: bool) -> None:
     """A command's result: `value` in the API's JSON shape with `--json` (for scripts), else
-    `human` for people."""
+    `human` for people (a table as wide as its ids need, as `print_table` prints it)."""
     if as_json:
         print_json(value)
+    elif isinstance(human, Table):
+        print_table(human)
     else:
         console.print(human)
 

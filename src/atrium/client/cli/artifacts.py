@@ -16,6 +16,7 @@ from atrium.client.cli._help import App
 from atrium.client.cli._shared import (
     JsonOption,
     KeyOption,
+    RunIdArgument,
     UrlOption,
     client,
     console,
@@ -27,7 +28,6 @@ from atrium.client.models import Artifact
 from atrium.kit.filenames import filename_problem
 
 artifacts_app = App(help="Files written by runs.", no_args_is_help=True)
-RunIdArgument = Annotated[str, typer.Argument(metavar="RUN_ID", help="Run id (run_…).")]
 
 
 @artifacts_app.command("list")

@@ -16,6 +16,7 @@ from atrium.client.cli._help import App
 from atrium.client.cli._shared import (
     JsonOption,
     KeyOption,
+    RunIdArgument,
     UrlOption,
     client,
     console,
@@ -37,7 +38,6 @@ from atrium.client.models import (
 )
 
 runs_app = App(help="Agent runs: list, show, follow, answer, cancel.", no_args_is_help=True)
-RunIdArgument = Annotated[str, typer.Argument(metavar="RUN_ID", help="Run id (run_…).")]
 AgentOption = Annotated[
     str | None, typer.Option("--agent", metavar="AGENT_ID", help="Only this agent's runs.")
 ]

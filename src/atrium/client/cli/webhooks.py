@@ -79,10 +79,7 @@ def webhooks_get(
     """One webhook endpoint (its secret is never shown again)."""
     with client(url, api_key) as atrium:
         found = atrium.webhooks.get(webhook_id)
-    if as_json:
-        print_json(found)
-    else:
-        print_table(view.webhooks_table([found]))
+    print_result(found, view.webhooks_table([found]), as_json=as_json)
 
 
 @webhooks_app.command("delete")
