@@ -197,16 +197,19 @@ async def settings(
         "redis_url": None,
     }
     values.update(settings_overrides)
-    wanted = None if request.node.get_closest_marker("fresh_app") else values
-    if "app" not in request.fixturenames or values["redis_url"]:
+    # A fresh prefix keeps every test's Redis counters and channels apart.
+    values.setdefault("redis_prefix", f"atrium-test-{secrets.token_hex(4)}")
+    made = Settings(_env_file=None, **values)  # type: ignore[arg-type]
+    wanted: Settings | None = made
+    if request.node.get_closest_marker("fresh_app"):
+        wanted = None
+    if "app" not in request.fixturenames or made.redis_url:
         # The test starts apps of its own (no other worker may claim its runs), or shares
         # Redis counters and channels with them (under a prefix of its own).
         wanted = None
     await apps.prepare(database_url, wanted)
     await apps.empty_tables(database_url)
-    # A fresh prefix keeps every test's Redis counters and channels apart.
-    values.setdefault("redis_prefix", f"atrium-test-{secrets.token_hex(4)}")
-    return Settings(_env_file=None, **values)  # type: ignore[arg-type]
+    return made
 
 
 @pytest.fixture
