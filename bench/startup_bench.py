@@ -19,7 +19,6 @@ import os
 import re
 import resource
 import shutil
-import statistics
 import subprocess
 import sys
 import tempfile
@@ -121,7 +120,8 @@ def main() -> None:
         importtime(src, args.importtime)
     measure("import atrium.app", args.repeat, lambda: import_cpu(src, "atrium.app"))
     measure("atrium serve → /healthz", args.repeat, lambda: serve_cpu(src))
-    measure("atrium serve --no-worker → /healthz", args.repeat, lambda: serve_cpu(src, "--no-worker"))
+    api_only = "atrium serve --no-worker → /healthz"
+    measure(api_only, args.repeat, lambda: serve_cpu(src, "--no-worker"))
 
 
 if __name__ == "__main__":
