@@ -4,9 +4,9 @@ they share.
 A server's tool list is reused by later runs for `mcp_tools_cache_seconds`, keyed by URL and
 headers, so a busy agent does not list its server's tools before every run. The toolsets
 themselves (`runtime/mcp.py`, over pydantic-ai's `MCPToolset`, the `mcp` SDK and fastmcp's
-client) are imported by the first run that has an MCP server: those libraries were 1.1 s of
-every process's start-up, paid by deployments whose agents use no MCP server too
-(docs/deploy.md, "Start-up").
+client) are imported by the first run that has an MCP server: those libraries were 17% of
+`import atrium.app`, paid at every process's start by deployments whose agents use no MCP
+server too (docs/deploy.md, "Start-up").
 """
 
 from __future__ import annotations

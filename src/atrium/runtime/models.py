@@ -10,9 +10,9 @@ Keys come from the settings only: a provider library never reads the environment
 Which names are usable, and the sentence when one is not, is `agents.models`' to say.
 
 Each provider's SDK (and pydantic-ai's model module over it) is imported when the first model
-of that provider is built, not with this module: `anthropic` and `openai` were 2.5 s of the
-4.4 s every `atrium serve` and `atrium worker` spent importing, on a deployment that may never
-use either (docs/deploy.md, "Start-up").
+of that provider is built, not with this module: `anthropic` and `openai` were 40% of
+`import atrium.app` (`python -X importtime`), paid by every process's start on deployments that
+may use neither (docs/deploy.md, "Start-up").
 """
 
 from __future__ import annotations
