@@ -147,7 +147,9 @@ class Runtime:
             if resume is not None:
                 history = [*history, *ModelMessagesTypeAdapter.validate_python(resume.messages)]
                 _announce_answers(log, resume)
-            agent = self._agent(str(config.get("model") or "atrium:offline"))
+            model = str(config.get("model") or "atrium:offline")
+            await self.models.load(model)
+            agent = self._agent(model)
             deps = RunDeps(
                 run_id=spec.run_id,
                 sink=sink,

@@ -26,6 +26,7 @@ from atrium.agents.tools import McpServerTool
 from atrium.kit.outbound import outbound_client
 from atrium.kit.secrets import SecretBox, SecretsUnavailable
 from atrium.runtime.deferred import ApprovalToolset
+from atrium.runtime.imports import import_off_loop
 from atrium.runtime.toolcalls import ObservedToolset, ToolCallLog, ToolFailure
 from atrium.runtime.tools import RunDeps
 from atrium.settings import Settings
@@ -93,6 +94,8 @@ class McpServers:
     ) -> AsyncIterator[list[AbstractToolset[RunDeps]]]:
         """The run's MCP toolsets; their HTTP clients are closed when the block ends."""
         settings = self.settings
+        if tools:  # the MCP SDK, fastmcp and pydantic-ai's MCPToolset, the first time
+            await import_off_loop(("atrium.runtime.mcp",))
         async with AsyncExitStack() as clients:
             toolsets: list[AbstractToolset[RunDeps]] = []
             for tool in tools:
@@ -113,8 +116,7 @@ class McpServers:
                     )
                 )
                 http.headers.update(headers)
-                # Only here, in a run that has a server, are the MCP SDK and fastmcp imported.
-                from atrium.runtime.mcp import server_toolset
+                from atrium.runtime.mcp import server_toolset  # imported above
 
                 bounded = server_toolset(
                     tool, http=http, headers=headers, lists=self.lists, settings=settings

@@ -19,18 +19,30 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from functools import lru_cache
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Final
 
 from pydantic import SecretStr
 from pydantic_ai.models import Model
 from pydantic_ai.providers import Provider
 
 from atrium.agents.models import OPENAI_COMPATIBLE, model_problem
+from atrium.runtime.imports import import_off_loop
 from atrium.runtime.offline import OFFLINE_MODEL_NAME, offline_model
 from atrium.settings import Settings
 
 if TYPE_CHECKING:
     from atrium.runtime.openai_client import ValidatingOpenAI
+
+# What each provider's builder below imports: pydantic-ai's modules over its SDK.
+_PROVIDER_MODULES: Final[dict[str, tuple[str, ...]]] = {
+    "openai": ("pydantic_ai.models.openai", "pydantic_ai.providers.openai"),
+    "anthropic": ("pydantic_ai.models.anthropic", "pydantic_ai.providers.anthropic"),
+    OPENAI_COMPATIBLE: (
+        "pydantic_ai.models.openai",
+        "pydantic_ai.providers.openai_compatible",
+        "atrium.runtime.openai_client",
+    ),
+}
 
 
 class ModelUnavailable(Exception):
@@ -84,6 +96,13 @@ class ModelRegistry:
     def is_registered(self, name: str) -> bool:
         """Whether `name` was registered (it is then usable whatever its provider)."""
         return name in self._registered
+
+    async def load(self, name: str) -> None:
+        """Import what model `name` needs, off the event loop, before `resolve` builds it
+        (`runtime/imports.py`); nothing once its provider's modules are imported."""
+        modules = _PROVIDER_MODULES.get(name.partition(":")[0])
+        if modules is not None and name not in self._registered:
+            await import_off_loop(modules)
 
     def resolve(self, name: str) -> Model:
         model = self._registered.get(name)
