@@ -99,14 +99,10 @@ class _ChunkStream(AsyncStream[ChatCompletionChunk]):
 
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(**kwargs)
-        self._iterator = self._chunks()
+        window: float = getattr(self._client, "coalesce_seconds", 0.0)
+        self._iterator = self._coalesced(window) if window > 0 else self._read()
 
-    async def _chunks(self) -> AsyncIterator[ChatCompletionChunk]:
-        window = getattr(self._client, "coalesce_seconds", 0.0)
-        if not window:
-            async for chunk in self._read():
-                yield chunk
-            return
+    async def _coalesced(self, window: float) -> AsyncIterator[ChatCompletionChunk]:
         try:
             async for chunk in coalesced(self._read(), window):
                 yield chunk
