@@ -179,7 +179,9 @@ class ModelRegistry:
         from atrium.runtime.openai_client import ValidatingOpenAI
 
         client = ValidatingOpenAI(
-            base_url=base_url, api_key=self._settings.llm_api_key or "not-needed"
+            base_url=base_url,
+            api_key=self._settings.llm_api_key or "not-needed",
+            coalesce_ms=self._settings.stream_coalesce_ms,
         )
         self._clients.append(client)
         return client
