@@ -50,49 +50,12 @@ def make_storage(settings: Settings, redis: Redis | None) -> Storage:
     )
 
 
-class _MemoryWindows:
-    """The fixed windows of one process (no Redis): what `limits`' `FixedWindowRateLimiter`
-    over its `MemoryStorage` counts, without its per-request costs. That storage starts a task
-    after nearly every hit to sweep every key it holds (O(keys) per request, and a task each)
-    and takes an asyncio lock per key; it was about 1.3% of the server's CPU in the offline
-    burst (docs/runs.md). Same rules: a window opens at a key's first hit and lasts the item's
-    expiry; hits past the amount are counted and refused; the reset is the window's end.
-    Expired windows are dropped on use and in a sweep at most once per `_SWEEP_SECONDS`."""
-
-    _SWEEP_SECONDS = 60.0
-
-    def __init__(self) -> None:
-        self._windows: dict[str, list[float]] = {}  # key -> [hits, window end]
-        self._next_sweep = 0.0
-
-    def hit(self, item: RateLimitItem, group: str, identity: str) -> tuple[bool, int, float]:
-        """Count one hit: (allowed, remaining, the window's end in Unix seconds)."""
-        now = time.time()
-        if now >= self._next_sweep:
-            self._sweep(now)
-        key = item.key_for(group, identity)
-        window = self._windows.get(key)
-        if window is None or window[1] <= now:
-            window = self._windows[key] = [0, now + item.get_expiry()]
-        window[0] += 1
-        return window[0] <= item.amount, max(0, item.amount - int(window[0])), window[1]
-
-    def _sweep(self, now: float) -> None:
-        self._windows = {key: w for key, w in self._windows.items() if w[1] > now}
-        self._next_sweep = now + self._SWEEP_SECONDS
-
-    def clear(self) -> None:
-        self._windows.clear()
-
-
 class RateLimiter:
     """Counts requests per (group, identity) against the limit of a tier."""
 
     def __init__(self, settings: Settings, redis: Redis | None = None) -> None:
         self.storage = make_storage(settings, redis)
         self._strategy = FixedWindowRateLimiter(self.storage)
-        # One process's counters (no Redis) are kept here; `limits` counts in Redis.
-        self._memory = _MemoryWindows() if redis is None else None
         self._items: dict[str, RateLimitItem] = {
             "standard": parse(settings.rate_limit_standard),
             "premium": parse(settings.rate_limit_premium),
@@ -101,21 +64,15 @@ class RateLimiter:
 
     async def hit(self, *, group: str, identity: str, tier: str) -> Verdict:
         item = self._items.get(tier, self._items["standard"])
-        if self._memory is not None:
-            allowed, remaining, reset_time = self._memory.hit(item, group, identity)
-        else:
-            allowed = await self._strategy.hit(item, group, identity)
-            stats = await self._strategy.get_window_stats(item, group, identity)
-            remaining, reset_time = max(0, stats.remaining), stats.reset_time
+        allowed = await self._strategy.hit(item, group, identity)
+        stats = await self._strategy.get_window_stats(item, group, identity)
         return Verdict(
             allowed=allowed,
             limit=item.amount,
-            remaining=remaining,
-            reset=math.ceil(reset_time),
-            retry_after=max(1, math.ceil(reset_time - time.time())),
+            remaining=max(0, stats.remaining),
+            reset=math.ceil(stats.reset_time),
+            retry_after=max(1, math.ceil(stats.reset_time - time.time())),
         )
 
     async def reset(self) -> None:
-        if self._memory is not None:
-            self._memory.clear()
         await self.storage.reset()
