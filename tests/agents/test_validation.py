@@ -16,6 +16,8 @@ GOOD_CONFIG_VALUES: list[tuple[str, Any]] = [
     ("instructions", "x" * 20_000),
     ("max_output_tokens", 1),
     ("max_output_tokens", 1_000_000),
+    # JSON Schema (OpenAPI 3.1) counts 64.0 as an integer; it is stored as 64.
+    ("max_output_tokens", 64.0),
     ("tools", []),
 ]
 

@@ -242,6 +242,27 @@ def _consistent_tools(case: Case) -> None:
             approval["always"] = [name for name in approval.get("always", []) if name in allowed]
 
 
+def _without_nul(value: Any) -> Any:
+    if isinstance(value, str):
+        return value.replace("\x00", "")
+    if isinstance(value, list):
+        return [_without_nul(item) for item in value]
+    if isinstance(value, dict):
+        return {_without_nul(key): _without_nul(item) for key, item in value.items()}
+    return value
+
+
+def _storable_output_schema(case: Case) -> None:
+    """A positive agent config's `output_schema` holds no NUL: the schema is free-form JSON, so
+    OpenAPI cannot state it (the server refuses NUL anywhere, as PostgreSQL text cannot hold
+    it; docs/reliability.md)."""
+    if case.meta is None or not case.meta.generation.mode.is_positive:
+        return
+    config = case.body.get("config") if isinstance(case.body, dict) else None
+    if isinstance(config, dict) and "output_schema" in config:
+        config["output_schema"] = _without_nul(config["output_schema"])
+
+
 def _send_to_each(case: Case, targets: list[FuzzTarget]) -> None:
     """The case sent to every target and checked, each time with the real ids of the target's
     own account (in place: schemathesis revalidates a case edited so)."""
@@ -272,4 +293,5 @@ def _send_to_each(case: Case, targets: list[FuzzTarget]) -> None:
 def test_every_operation_keeps_its_contract(case: Case, fuzz_targets: list[FuzzTarget]) -> None:
     _usable_range(case)
     _consistent_tools(case)
+    _storable_output_schema(case)
     _send_to_each(case, fuzz_targets)

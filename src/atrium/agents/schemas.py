@@ -8,6 +8,7 @@ from typing import Annotated, Any
 from pydantic import (
     AfterValidator,
     BaseModel,
+    BeforeValidator,
     ConfigDict,
     Field,
     StringConstraints,
@@ -46,6 +47,14 @@ def _no_nul(value: str) -> str:
     return value
 
 
+def _integral(value: Any) -> Any:
+    # The models are strict (no coercion), but OpenAPI 3.1's JSON Schema counts a number with a
+    # zero fraction (64.0) as an integer; a client that sends one must not get a 400.
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    return value
+
+
 def _printable_name(value: str) -> str:
     if any(unicodedata.category(char) == "Cc" for char in value):
         raise ValueError("must not contain control characters")
@@ -81,7 +90,9 @@ Instructions = Annotated[
     AfterValidator(_no_nul),
     Field(json_schema_extra={"pattern": WITHOUT_NUL}),
 ]
-MaxOutputTokens = Annotated[int, Field(gt=0, le=MAX_OUTPUT_TOKENS)]
+# The validator after the Field: before it, pydantic writes `gt`/`le` into the JSON Schema
+# instead of `exclusiveMinimum`/`maximum`.
+MaxOutputTokens = Annotated[int, Field(gt=0, le=MAX_OUTPUT_TOKENS), BeforeValidator(_integral)]
 ModelName = Annotated[
     str, StringConstraints(max_length=MAX_MODEL_LENGTH), AfterValidator(_check_model)
 ]
