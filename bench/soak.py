@@ -14,6 +14,8 @@ stops it at the end; `--url`, `--key` and `--pid` target a running one instead.
 
     .venv/bin/python bench/soak.py                     # 10 minutes
     .venv/bin/python bench/soak.py --duration 60 --clients 8
+    .venv/bin/python bench/soak.py --duration 3600 --clients 8 --warmup 300 --verbose \
+        --allocators /tmp/alloc --allocators-every 6   # what each allocator holds, every minute
 """
 
 from __future__ import annotations
