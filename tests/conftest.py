@@ -97,26 +97,60 @@ async def _create_postgres_database(base_url: str) -> tuple[str, Callable[[], Aw
     return url.set(database=name).render_as_string(hide_password=False), drop
 
 
-@pytest.fixture(scope="session", params=BACKENDS)
-async def database_url(
-    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
-) -> AsyncIterator[str]:
-    """A migrated database for the whole session, per backend."""
-    if request.param == "sqlite":
-        path: Path = tmp_path_factory.mktemp("db") / "atrium.db"
-        url = f"sqlite+aiosqlite:///{path}"
+class Databases:
+    """The session's migrated databases, one per backend, each made on first use and dropped
+    at the end of the session: `await databases.url("sqlite")`. Through it a test that wants
+    both backends at once (the fuzz test: each generated case sent to both, so Hypothesis
+    generates it once) shares them with every other test of the session."""
+
+    def __init__(self, tmp_path_factory: pytest.TempPathFactory) -> None:
+        self._tmp = tmp_path_factory
+        self._urls: dict[str, str] = {}
+        self._drops: list[Callable[[], Awaitable[None]]] = []
+
+    async def url(self, backend: str) -> str:
+        if backend not in self._urls:
+            self._urls[backend] = await self._create(backend)
+        return self._urls[backend]
+
+    def available(self) -> list[str]:
+        """The backends this session can test: SQLite always, PostgreSQL when configured."""
+        return ["sqlite", "postgres"] if POSTGRES_URL else ["sqlite"]
+
+    async def _create(self, backend: str) -> str:
+        if backend == "sqlite":
+            path: Path = self._tmp.mktemp("db") / "atrium.db"
+            url = f"sqlite+aiosqlite:///{path}"
+        else:
+            assert POSTGRES_URL is not None
+            url, drop = await _create_postgres_database(POSTGRES_URL)
+            self._drops.append(drop)
         await asyncio.to_thread(upgrade, Settings(database_url=url, _env_file=None))
-        yield url
-        await apps.stop(url)
-        return
-    assert POSTGRES_URL is not None
-    url, drop = await _create_postgres_database(POSTGRES_URL)
+        return url
+
+    async def close(self) -> None:
+        for url in self._urls.values():
+            await apps.stop(url)
+        for drop in self._drops:
+            await drop()
+
+
+@pytest.fixture(scope="session")
+async def databases(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[Databases]:
+    made = Databases(tmp_path_factory)
     try:
-        await asyncio.to_thread(upgrade, Settings(database_url=url, _env_file=None))
-        yield url
+        yield made
     finally:
-        await apps.stop(url)
-        await drop()
+        await made.close()
+
+
+@pytest.fixture(scope="session", params=BACKENDS)
+async def database_url(request: pytest.FixtureRequest, databases: Databases) -> AsyncIterator[str]:
+    """A migrated database for the whole session, per backend."""
+    url = await databases.url(request.param)
+    yield url
+    # The tests of the other backend come next: this one's reused app stops polling.
+    await apps.stop(url)
 
 
 @pytest.fixture(scope="session")
@@ -163,16 +197,19 @@ async def settings(
         "redis_url": None,
     }
     values.update(settings_overrides)
-    wanted = None if request.node.get_closest_marker("fresh_app") else values
-    if "app" not in request.fixturenames or values["redis_url"]:
+    # A fresh prefix keeps every test's Redis counters and channels apart.
+    values.setdefault("redis_prefix", f"atrium-test-{secrets.token_hex(4)}")
+    made = Settings(_env_file=None, **values)  # type: ignore[arg-type]
+    wanted: Settings | None = made
+    if request.node.get_closest_marker("fresh_app"):
+        wanted = None
+    if "app" not in request.fixturenames or made.redis_url:
         # The test starts apps of its own (no other worker may claim its runs), or shares
         # Redis counters and channels with them (under a prefix of its own).
         wanted = None
     await apps.prepare(database_url, wanted)
     await apps.empty_tables(database_url)
-    # A fresh prefix keeps every test's Redis counters and channels apart.
-    values.setdefault("redis_prefix", f"atrium-test-{secrets.token_hex(4)}")
-    return Settings(_env_file=None, **values)  # type: ignore[arg-type]
+    return made
 
 
 @pytest.fixture

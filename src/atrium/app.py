@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 from collections.abc import AsyncIterator
 from contextlib import AsyncExitStack, asynccontextmanager
+from typing import TYPE_CHECKING
 
 from fastapi import FastAPI
 
@@ -33,7 +34,9 @@ from atrium.serving import ServedDomainsMiddleware
 from atrium.settings import Settings, get_settings
 from atrium.spaces.endpoints import router as spaces_router
 from atrium.webhooks.endpoints import router as webhooks_router
-from atrium.worker.pool import WorkerPool
+
+if TYPE_CHECKING:
+    from atrium.worker.pool import WorkerPool
 
 
 def create_app(settings: Settings | None = None) -> FastAPI:
@@ -54,11 +57,12 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     broker = RedisBroker(redis, prefix=settings.redis_prefix) if redis is not None else Broker()
     # Group commit of the hot writes (run creation, the worker's claims, events and finishes).
     writer = WriteBatcher(db)
-    workers = (
-        WorkerPool(settings=settings, db=db, broker=broker, batcher=writer)
-        if settings.run_worker
-        else None
-    )
+    workers: WorkerPool | None = None
+    if settings.run_worker:
+        # The worker brings pydantic-ai (1 s of imports): an API-only process never loads it.
+        from atrium.worker.pool import WorkerPool
+
+        workers = WorkerPool(settings=settings, db=db, broker=broker, batcher=writer)
 
     running = False
 

@@ -175,6 +175,14 @@ class Settings(BaseSettings):
     run_event_flush_ms: int = Field(
         50, ge=0, description="Longest a streamed event waits to be persisted and delivered."
     )
+    stream_coalesce_ms: int = Field(
+        200,
+        ge=0,
+        le=5_000,
+        description="Window over which an `openai-compatible:` model's streamed text chunks are "
+        "joined before the agent loop handles them (0: each chunk on its own); a text waits "
+        "at most this long, the first of an answer not at all.",
+    )
     model_cache_size: int = Field(
         128,
         ge=1,

@@ -8,7 +8,8 @@ SSE chunks, tool calls with streamed arguments, usage in the last chunk. Its beh
 - otherwise, when tools are offered, it calls `write_artifact`, or the `tool_call=(name, args)`
   it was told to make;
 - told an `output`, it answers by calling the run's output tool (`final_result`) with it;
-- `stall_request=n` makes the n-th request hang (a worker can be killed in the middle of it).
+- `stall_request=n` makes the n-th request hang (a worker can be killed in the middle of it);
+- `pause=s` waits `s` seconds before each word of a streamed answer (a model writing slowly).
 """
 
 from __future__ import annotations
@@ -37,12 +38,14 @@ class ChatServer:
         stall_request: int | None = None,
         tool_call: tuple[str, dict[str, Any]] | None = None,
         output: dict[str, Any] | None = None,
+        pause: float = 0.0,
     ) -> None:
         self.requests: list[dict[str, Any]] = []
         self.authorizations: list[str | None] = []  # each request's Authorization header
         self.stall_request = stall_request
         self.tool_call = tool_call
         self.output = output
+        self.pause = pause
         self._release = asyncio.Event()
         self.port = free_port()
         self.base_url = f"http://127.0.0.1:{self.port}/v1"
@@ -80,7 +83,9 @@ class ChatServer:
             )
         move = self._move(body)
         if body.get("stream"):
-            return StreamingResponse(_chunks(body["model"], move), media_type="text/event-stream")
+            return StreamingResponse(
+                _chunks(body["model"], move, self.pause), media_type="text/event-stream"
+            )
         return JSONResponse(_completion(body["model"], move))
 
     def _move(self, body: dict[str, Any]) -> dict[str, Any]:
@@ -133,7 +138,7 @@ def _completion(model: str, move: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-async def _chunks(model: str, move: dict[str, Any]) -> AsyncIterator[bytes]:
+async def _chunks(model: str, move: dict[str, Any], pause: float) -> AsyncIterator[bytes]:
     def chunk(delta: dict[str, Any], finish: str | None = None) -> bytes:
         payload = {
             "id": "chatcmpl-test",
@@ -165,6 +170,8 @@ async def _chunks(model: str, move: dict[str, Any]) -> AsyncIterator[bytes]:
         yield chunk({}, "tool_calls")
     else:
         for word in move["content"].split(" "):
+            if pause:
+                await asyncio.sleep(pause)
             yield chunk({"content": word + " "})
         yield chunk({}, "stop")
     usage = {

@@ -16,8 +16,6 @@ from jsonschema import Draft202012Validator
 from jsonschema.exceptions import SchemaError
 from jsonschema.validators import validator_for
 from pydantic import AfterValidator, WithJsonSchema
-from pydantic_ai import StructuredDict
-from pydantic_ai.exceptions import UserError
 
 MAX_SCHEMA_BYTES: Final = 65_536
 NO_ARGUMENTS: Final = {"type": "object", "properties": {}}
@@ -84,6 +82,11 @@ def check_object_schema(schema: dict[str, Any]) -> dict[str, Any]:
             pointed_at(schema, ref)
         except KeyError:
             raise ValueError(f"has a $ref that points to nothing: {ref[:200]!r}") from None
+    # pydantic-ai (1 s of imports) is loaded by the first schema checked, not by every process
+    # that imports the agents' schemas: an API process without a worker may never need it.
+    from pydantic_ai import StructuredDict
+    from pydantic_ai.exceptions import UserError
+
     try:
         StructuredDict(copy.deepcopy(schema))
     except UserError as exc:  # a $ref that recurses

@@ -57,7 +57,7 @@ def add_usage(
     """
     statement = _add_usage_statement(session.get_bind().dialect.name)
     values = {name: increments.get(name, 0) for name in COUNTERS}
-    session.execute(
+    session.connection().execute(
         statement, {"account_id": account_id, "agent_id": agent_id, "day": day, **values}
     )
 

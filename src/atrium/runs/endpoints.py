@@ -8,7 +8,6 @@ from urllib.parse import quote
 
 from fastapi import APIRouter, Depends, Header, Query, Request, Response, status
 from fastapi.responses import JSONResponse
-from sse_starlette import EventSourceResponse
 
 from atrium.agents.models import ModelCheckDep
 from atrium.db.batcher import WriteBatcher
@@ -30,7 +29,7 @@ from atrium.runs.schemas import (
     RunList,
     RunOut,
 )
-from atrium.runs.stream import sse_frame
+from atrium.runs.stream import EventStreamResponse, sse_frame
 
 # A body sent without Content-Type is read as JSON (what this group takes); the gateway already
 # answers 415 for any other declared type.
@@ -268,14 +267,14 @@ async def run_events(
     )
     slots.acquire(principal.key_id)  # 429 past ATRIUM_SSE_MAX_STREAMS_PER_KEY
 
-    async def frames() -> AsyncIterator[dict[str, str]]:
+    async def frames() -> AsyncIterator[bytes]:
         try:
             async for message in stream:
                 yield sse_frame(message)
         finally:
             slots.release(principal.key_id)
 
-    return EventSourceResponse(
+    return EventStreamResponse(
         frames(),
         ping=settings.sse_heartbeat_seconds,
         headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"},

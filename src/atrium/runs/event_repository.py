@@ -27,7 +27,7 @@ _EVENTS_AFTER = (
 
 def insert_events(session: Session, rows: Sequence[dict[str, Any]]) -> None:
     if rows:
-        session.execute(_INSERT_EVENTS, list(rows))
+        session.connection().execute(_INSERT_EVENTS, list(rows))
 
 
 def events_after(

@@ -45,7 +45,10 @@ Shape = TypeVar("Shape", bound="DataclassInstance")
 
 # The hot statements use the tables, not the mapped classes: an ORM-enabled INSERT/UPDATE goes
 # through SQLAlchemy's bulk-persistence layer, which cost about 0.15 ms of CPU per statement
-# more than the same Core statement (no ORM objects are involved either way).
+# more than the same Core statement (no ORM objects are involved either way). They run on the
+# session's connection (`session.connection().execute`), not `session.execute`: the session's
+# own layer (ORM execute hooks, autoflush of objects these transactions never add) cost 20-30 µs
+# per statement (~25% of one), about fifteen times per run (offline burst pass, docs/runs.md).
 _RUNS = cast(Table, Run.__table__)
 _THREADS = cast(Table, Thread.__table__)
 
@@ -211,7 +214,9 @@ def claimable(session: Session, *, limit: int, lock_rows: bool) -> list[tuple[st
 
 def take_thread(session: Session, *, thread_id: str, run_id: str) -> bool:
     """The thread mutex: a conditional update, so two workers cannot start one thread twice."""
-    took = session.execute(_TAKE_THREAD, {"b_thread_id": thread_id, "b_run_id": run_id})
+    took = session.connection().execute(
+        _TAKE_THREAD, {"b_thread_id": thread_id, "b_run_id": run_id}
+    )
     return took.first() is not None
 
 
@@ -227,12 +232,12 @@ def start_run(
         "b_lease_expires_at": lease_expires_at,
         "b_now": now,
     }
-    row = session.execute(_START_RUN, started).first()
+    row = session.connection().execute(_START_RUN, started).first()
     return None if row is None else StartedRun(*row)
 
 
 def release_thread(session: Session, *, thread_id: str, run_id: str) -> None:
-    session.execute(_RELEASE_THREAD, {"b_thread_id": thread_id, "b_run_id": run_id})
+    session.connection().execute(_RELEASE_THREAD, {"b_thread_id": thread_id, "b_run_id": run_id})
 
 
 def checkpoint(
@@ -253,7 +258,7 @@ def checkpoint(
         "b_last_event_seq": last_event_seq,
         "b_lease_expires_at": utcnow() + timedelta(seconds=lease_seconds),
     }
-    flag = session.scalar(_CHECKPOINT, renewed)
+    flag = session.connection().scalar(_CHECKPOINT, renewed)
     if flag is None:
         return None
     event_repository.insert_events(session, event_rows)
@@ -267,7 +272,7 @@ def finish(
     statement = _finish_statement(tuple(sorted(values)))
     held = {"b_run_id": run_id, "b_owner": owner, "b_attempt": attempt}
     params = {f"b_{name}": value for name, value in values.items()}
-    done = session.execute(statement, {**held, **params})
+    done = session.connection().execute(statement, {**held, **params})
     return done.first() is not None
 
 
@@ -359,7 +364,7 @@ def thread_history(
 ) -> list[list[Any]]:
     """Stored messages of the thread's completed runs created before this one, oldest first.
     Read by the claim, in the writer's transaction: no extra read session per run."""
-    rows = session.scalars(
+    rows = session.connection().scalars(
         _THREAD_HISTORY,
         {"b_thread_id": thread_id, "b_run_id": run_id, "b_created_at": created_at},
     )

@@ -39,6 +39,9 @@ _THREAD_OF_ACCOUNT = select(Thread.id).where(
 _RUN_OF_ACCOUNT = select(Run.id).where(
     Run.id == bindparam("b_run_id"), Run.account_id == bindparam("b_account_id")
 )
+_RUN_BY_IDEMPOTENCY_KEY = select(Run.id, Run.request_hash).where(
+    Run.account_id == bindparam("b_account_id"), Run.idempotency_key == bindparam("b_key")
+)
 
 
 async def get_run(session: AsyncSession, *, account_id: int, run_id: str) -> Run | None:
@@ -49,16 +52,15 @@ async def get_run(session: AsyncSession, *, account_id: int, run_id: str) -> Run
     )
 
 
-def get_run_by_idempotency_key(conn: Connection, *, account_id: int, key: str) -> Run | None:
-    """A point read (`Database.point_read`: the unique index on account and key finds at most
-    one row), loaded as a `Run` by a session on that connection."""
-    with Session(bind=conn, expire_on_commit=False) as session:
-        run = session.scalar(
-            select(Run).where(Run.account_id == account_id, Run.idempotency_key == key)
-        )
-        if run is not None:
-            session.expunge(run)
-        return run
+def run_by_idempotency_key(
+    conn: Connection, *, account_id: int, key: str
+) -> tuple[str, str | None] | None:
+    """(id, request hash) of the account's run created with this Idempotency-Key: a point read
+    (`Database.point_read`: the unique index on account and key finds at most one row). Every
+    create with a key makes it, so it is built once and reads two columns: loading a `Run`
+    through a session here cost 2.4% of the server's CPU in the offline burst."""
+    row = conn.execute(_RUN_BY_IDEMPOTENCY_KEY, {"b_account_id": account_id, "b_key": key}).first()
+    return None if row is None else (row.id, row.request_hash)
 
 
 async def list_runs(
@@ -137,17 +139,19 @@ def insert_run(
 ) -> None:
     """A new run (and its new thread) with its `run.queued` event: one synchronous write for
     the write batcher (see `Database.write_sync`). The tables, not the mapped classes."""
+    conn = session.connection()
     if thread is not None:
-        session.execute(_INSERT_THREAD, [thread])
+        conn.execute(_INSERT_THREAD, [thread])
     row = {("metadata" if name == "run_metadata" else name): value for name, value in run.items()}
-    session.execute(_INSERT_RUN, [row])
+    conn.execute(_INSERT_RUN, [row])
     event_repository.insert_events(session, [event])
 
 
 def put_artifact(session: Session, values: dict[str, Any]) -> None:
     """Store an artifact; a second write of the same name in the run replaces the first."""
-    session.execute(_DELETE_ARTIFACT, {"b_run_id": values["run_id"], "b_name": values["name"]})
-    session.execute(_INSERT_ARTIFACT, [values])
+    conn = session.connection()
+    conn.execute(_DELETE_ARTIFACT, {"b_run_id": values["run_id"], "b_name": values["name"]})
+    conn.execute(_INSERT_ARTIFACT, [values])
 
 
 async def thread_artifacts(session: AsyncSession, *, thread_id: str) -> Sequence[Artifact]:

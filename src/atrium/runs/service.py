@@ -139,17 +139,21 @@ async def _replayed(
     opens a session, for the run's artifacts.
     """
     existing = await db.point_read(
-        functools.partial(repository.get_run_by_idempotency_key, account_id=account_id, key=key)
+        functools.partial(repository.run_by_idempotency_key, account_id=account_id, key=key)
     )
     if existing is None:
         return None
-    if existing.request_hash != request_hash:
+    run_id, stored_hash = existing
+    if stored_hash != request_hash:
         raise Conflict(
             "Idempotency-Key was already used with a different request body",
-            details={"parameter": "Idempotency-Key", "run_id": existing.id},
+            details={"parameter": "Idempotency-Key", "run_id": run_id},
         )
     async with db.session(write=False) as session:
-        (view,) = await _views(session, [existing])
+        run = await session.get(Run, run_id)
+        if run is None:  # runs are never deleted; a key stays bound to its run
+            return None
+        (view,) = await _views(session, [run])
     return CreatedRun(view, replayed=True)
 
 

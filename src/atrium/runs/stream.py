@@ -19,6 +19,9 @@ import json
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
 
+from sse_starlette import EventSourceResponse
+from starlette.types import Message, Send
+
 from atrium.db.engine import Database
 from atrium.db.models import TERMINAL_KINDS
 from atrium.errors import Unauthorized, error_body
@@ -148,19 +151,31 @@ def access_ended_message() -> dict[str, Any]:
     return {"event": "error", "data": body}
 
 
-def sse_frame(message: dict[str, Any]) -> dict[str, str]:
-    """The sse-starlette form of an event: `id:`, `event:` and JSON `data:`.
+def sse_frame(message: dict[str, Any]) -> bytes:
+    """The SSE frame of an event: `id:`, `event:` and JSON `data:` lines, as sse-starlette
+    writes them (CRLF line ends).
 
-    A live message is one dict shared by every stream of the run, so its frame is encoded once
-    and kept on it.
+    Written here rather than by sse-starlette (`ServerSentEvent.encode`: a `StringIO` and a
+    line-splitting regex per field, per frame, per stream): JSON text has no line breaks, and a
+    live message is one dict shared by every stream of the run, so its frame is encoded once and
+    kept on it.
     """
-    frame: dict[str, str] | None = message.get("_frame")
+    frame: bytes | None = message.get("_frame")
     if frame is None:
-        frame = {
-            "event": str(message["event"]),
-            "data": json.dumps(message["data"], separators=(",", ":")),
-        }
-        if "id" in message:
-            frame["id"] = str(message["id"])
+        data = json.dumps(message["data"], separators=(",", ":"))
+        head = f"id: {message['id']}\r\n" if "id" in message else ""
+        frame = f"{head}event: {message['event']}\r\ndata: {data}\r\n\r\n".encode()
         message["_frame"] = frame
     return frame
+
+
+class EventStreamResponse(EventSourceResponse):
+    """sse-starlette's response without a cancel scope around each send when no send timeout
+    is set (atrium sets none): `move_on_after(None)` never cancels, but entering and leaving
+    an anyio cancel scope per frame was a measurable part of streaming (docs/runs.md)."""
+
+    async def _send_with_timeout(self, send: Send, message: Message) -> None:
+        if self.send_timeout is None:
+            await send(message)
+        else:  # pragma: no cover - atrium sets no send timeout
+            await super()._send_with_timeout(send, message)

@@ -40,7 +40,7 @@ from pydantic_ai.usage import RunUsage, UsageLimits
 from atrium.agents.tools import FunctionTool, McpServerTool, stored_tools
 from atrium.db.models import EventKind, RunStatus
 from atrium.runtime.deferred import Resume, denial_text, function_toolset, pending_calls
-from atrium.runtime.mcp import McpServers
+from atrium.runtime.mcp_servers import McpServers
 from atrium.runtime.models import ModelRegistry, ModelUnavailable
 from atrium.runtime.output import StructuredOutput
 from atrium.runtime.sink import RunSink
@@ -147,7 +147,9 @@ class Runtime:
             if resume is not None:
                 history = [*history, *ModelMessagesTypeAdapter.validate_python(resume.messages)]
                 _announce_answers(log, resume)
-            agent = self._agent(str(config.get("model") or "atrium:offline"))
+            model = str(config.get("model") or "atrium:offline")
+            await self.models.load(model)
+            agent = self._agent(model)
             deps = RunDeps(
                 run_id=spec.run_id,
                 sink=sink,

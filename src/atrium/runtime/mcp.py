@@ -4,20 +4,15 @@ Each `{"type": "mcp", …}` tool of an agent becomes pydantic-ai's `MCPToolset` 
 HTTP, filtered to its `allowed_tools` and prefixed with its label (the model sees
 `docs_search`). Connecting, listing and calling are each bounded by a setting, and any failure
 (an unreachable server, a slow one, a tool that errors) ends the run with TOOL_ERROR: a run
-never waits on a server without end. A server's tool list is reused by later runs for
-`mcp_tools_cache_seconds`, keyed by URL and headers, so a busy agent does not list its server's
-tools before every run.
+never waits on a server without end. Its tool list may come from the `ToolListCache` of
+`runtime/mcp_servers.py`, which builds these toolsets and imports this module (with the `mcp`
+SDK and fastmcp's client) only when a run has an MCP server.
 """
 
 from __future__ import annotations
 
 import asyncio
-import hashlib
-import json
 import logging
-import time
-from collections.abc import AsyncIterator
-from contextlib import AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass
 from typing import Any, Final, Self
 from urllib.parse import urlsplit
@@ -28,55 +23,21 @@ from mcp import types as mcp_types
 from pydantic_ai import RunContext
 from pydantic_ai.exceptions import ApprovalRequired, CallDeferred, ModelRetry, ToolFailed
 from pydantic_ai.mcp import MCPToolset
-from pydantic_ai.toolsets import AbstractToolset, ToolsetTool, WrapperToolset
+from pydantic_ai.toolsets import ToolsetTool, WrapperToolset
 
 from atrium.agents.outbound import TargetRefused, check_server_url
 from atrium.agents.tools import McpServerTool
-from atrium.kit.outbound import outbound_client
-from atrium.kit.secrets import SecretBox, SecretsUnavailable
 from atrium.observability.logs import escape_control
-from atrium.runtime.deferred import ApprovalToolset
-from atrium.runtime.toolcalls import ObservedToolset, ToolCallLog, ToolFailure
+from atrium.runtime.mcp_servers import ToolListCache, cache_key
+from atrium.runtime.toolcalls import ToolFailure
 from atrium.runtime.tools import RunDeps
 from atrium.settings import Settings
 
 log = logging.getLogger("atrium.runtime.mcp")
 
-_MAX_CACHED_SERVERS: Final = 1_024
 _MAX_REASON: Final = 300
 # Raised by a tool to steer the agent loop, not failures: they pass through untouched.
 _CONTROL_FLOW = (ModelRetry, ToolFailed, CallDeferred, ApprovalRequired)
-
-
-class ToolListCache:
-    """Servers' tool lists, kept `seconds` after they were fetched (in this process)."""
-
-    def __init__(self, seconds: float) -> None:
-        self.seconds = seconds
-        self._lists: dict[str, tuple[float, list[mcp_types.Tool]]] = {}
-
-    def get(self, key: str) -> list[mcp_types.Tool] | None:
-        found = self._lists.get(key)
-        if found is None or found[0] <= time.monotonic():
-            return None
-        return found[1]
-
-    def put(self, key: str, tools: list[mcp_types.Tool]) -> None:
-        if self.seconds <= 0:
-            return
-        now = time.monotonic()
-        if len(self._lists) >= _MAX_CACHED_SERVERS:
-            self._lists = {k: v for k, v in self._lists.items() if v[0] > now}
-            if len(self._lists) >= _MAX_CACHED_SERVERS:
-                self._lists.pop(next(iter(self._lists)))
-        self._lists[key] = (now + self.seconds, tools)
-
-
-def _cache_key(url: str, headers: dict[str, str]) -> str:
-    # A digest, so no header value is kept as a key; headers are part of it because they may
-    # decide which tools a server shows (a user's token).
-    canonical = json.dumps([url, sorted(headers.items())], separators=(",", ":"))
-    return hashlib.sha256(canonical.encode()).hexdigest()
 
 
 class _CachedListToolset(MCPToolset[RunDeps]):
@@ -205,77 +166,30 @@ class McpServerToolset(WrapperToolset[RunDeps]):
             raise ToolFailure(f"{shown} (MCP) could not be called: {_reason(exc)}") from exc
 
 
-@dataclass(frozen=True, slots=True)
-class McpServers:
-    """What builds the MCP toolsets of runs: the settings, the secrets, the shared tool lists."""
-
-    settings: Settings
-    secrets: SecretBox
-    lists: ToolListCache
-
-    @classmethod
-    def of(cls, settings: Settings) -> McpServers:
-        return cls(
-            settings, SecretBox.of(settings), ToolListCache(settings.mcp_tools_cache_seconds)
-        )
-
-    def _headers(self, tool: McpServerTool) -> dict[str, str]:
-        try:
-            return {name: self.secrets.decrypt(token) for name, token in tool.headers.items()}
-        except SecretsUnavailable as exc:
-            raise ToolFailure(f"MCP server {tool.server_label}: headers: {exc}") from None
-
-    @asynccontextmanager
-    async def toolsets(
-        self, tools: list[McpServerTool], log: ToolCallLog
-    ) -> AsyncIterator[list[AbstractToolset[RunDeps]]]:
-        """The run's MCP toolsets; their HTTP clients are closed when the block ends."""
-        settings = self.settings
-        async with AsyncExitStack() as clients:
-            toolsets: list[AbstractToolset[RunDeps]] = []
-            for tool in tools:
-                headers = self._headers(tool)
-                # Redirects are not followed: a server could point a run at an address the
-                # outbound rule refuses. Headers travel on the client (pydantic-ai takes them
-                # or a client, not both), which is where a pinned client will carry them too.
-                # The pinned client checks every address the name resolves to and connects
-                # to the one it checked (DESIGN §9), as webhook deliveries do.
-                http = await clients.enter_async_context(
-                    outbound_client(
-                        settings,
-                        timeout=httpx.Timeout(
-                            settings.mcp_call_timeout_seconds,
-                            connect=settings.mcp_connect_timeout_seconds,
-                        ),
-                        follow_redirects=False,
-                    )
-                )
-                http.headers.update(headers)
-                server = _CachedListToolset(
-                    tool.server_url,
-                    cache=self.lists,
-                    cache_key=_cache_key(tool.server_url, headers),
-                    http_client=http,
-                    id=tool.server_label,
-                    tool_error_behavior="error",
-                    init_timeout=settings.mcp_connect_timeout_seconds,
-                    # Longer than atrium's own bounds, so those fire first with their message.
-                    read_timeout=max(
-                        settings.mcp_call_timeout_seconds, settings.mcp_list_timeout_seconds
-                    )
-                    + 5,
-                )
-                bounded = McpServerToolset(
-                    server,
-                    server_label=tool.server_label,
-                    url=tool.server_url,
-                    allowed=None if tool.allowed_tools is None else frozenset(tool.allowed_tools),
-                    settings=settings,
-                )
-                observed: AbstractToolset[RunDeps] = ObservedToolset(
-                    bounded, log=log, server_label=tool.server_label
-                )
-                if tool.require_approval != "never":
-                    observed = ApprovalToolset(observed, server=tool)
-                toolsets.append(observed.prefixed(tool.server_label))
-            yield toolsets
+def server_toolset(
+    tool: McpServerTool,
+    *,
+    http: httpx.AsyncClient,
+    headers: dict[str, str],
+    lists: ToolListCache,
+    settings: Settings,
+) -> McpServerToolset:
+    """The toolset of one MCP server within one run, over `http` (which carries `headers`)."""
+    server = _CachedListToolset(
+        tool.server_url,
+        cache=lists,
+        cache_key=cache_key(tool.server_url, headers),
+        http_client=http,
+        id=tool.server_label,
+        tool_error_behavior="error",
+        init_timeout=settings.mcp_connect_timeout_seconds,
+        # Longer than atrium's own bounds, so those fire first with their message.
+        read_timeout=max(settings.mcp_call_timeout_seconds, settings.mcp_list_timeout_seconds) + 5,
+    )
+    return McpServerToolset(
+        server,
+        server_label=tool.server_label,
+        url=tool.server_url,
+        allowed=None if tool.allowed_tools is None else frozenset(tool.allowed_tools),
+        settings=settings,
+    )

@@ -8,28 +8,41 @@
   llama.cpp server, …), with `ATRIUM_LLM_API_KEY` when it needs one.
 Keys come from the settings only: a provider library never reads the environment itself.
 Which names are usable, and the sentence when one is not, is `agents.models`' to say.
+
+Each provider's SDK (and pydantic-ai's model module over it) is imported when the first model
+of that provider is built, not with this module: `anthropic` and `openai` were 40% of
+`import atrium.app` (`python -X importtime`), paid by every process's start on deployments that
+may use neither (docs/deploy.md, "Start-up").
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from functools import lru_cache
-from typing import Any
+from typing import TYPE_CHECKING, Any, Final
 
 from pydantic import SecretStr
 from pydantic_ai.models import Model
-from pydantic_ai.models.anthropic import AnthropicModel
-from pydantic_ai.models.openai import OpenAIChatModel
-from pydantic_ai.profiles import ModelProfile
 from pydantic_ai.providers import Provider
-from pydantic_ai.providers.anthropic import AnthropicProvider
-from pydantic_ai.providers.openai import OpenAIProvider
-from pydantic_ai.providers.openai_compatible import OpenAICompatibleProvider
 
 from atrium.agents.models import OPENAI_COMPATIBLE, model_problem
+from atrium.runtime.imports import import_off_loop
 from atrium.runtime.offline import OFFLINE_MODEL_NAME, offline_model
-from atrium.runtime.openai_client import ValidatingOpenAI
 from atrium.settings import Settings
+
+if TYPE_CHECKING:
+    from atrium.runtime.openai_client import ValidatingOpenAI
+
+# What each provider's builder below imports: pydantic-ai's modules over its SDK.
+_PROVIDER_MODULES: Final[dict[str, tuple[str, ...]]] = {
+    "openai": ("pydantic_ai.models.openai", "pydantic_ai.providers.openai"),
+    "anthropic": ("pydantic_ai.models.anthropic", "pydantic_ai.providers.anthropic"),
+    OPENAI_COMPATIBLE: (
+        "pydantic_ai.models.openai",
+        "pydantic_ai.providers.openai_compatible",
+        "atrium.runtime.openai_client",
+    ),
+}
 
 
 class ModelUnavailable(Exception):
@@ -84,6 +97,13 @@ class ModelRegistry:
         """Whether `name` was registered (it is then usable whatever its provider)."""
         return name in self._registered
 
+    async def load(self, name: str) -> None:
+        """Import what model `name` needs, off the event loop, before `resolve` builds it
+        (`runtime/imports.py`); nothing once its provider's modules are imported."""
+        modules = _PROVIDER_MODULES.get(name.partition(":")[0])
+        if modules is not None and name not in self._registered:
+            await import_off_loop(modules)
+
     def resolve(self, name: str) -> Model:
         model = self._registered.get(name)
         return model if model is not None else self._built(name)
@@ -95,36 +115,58 @@ class ModelRegistry:
         if problem is not None:  # a stored model whose provider has since lost its settings
             raise ModelUnavailable(f"{name}: {problem}")
         provider_name, _, model_name = name.partition(":")
-        settings = self._settings
         if provider_name == "openai":
-            # Chat completions, which OpenAI serves for every chat model and which every
-            # gateway in front of it (ATRIUM_OPENAI_BASE_URL) speaks too.
-            return OpenAIChatModel(
-                model_name,
-                provider=self._provider(
-                    provider_name,
-                    lambda: OpenAIProvider(
-                        api_key=_secret(settings.openai_api_key),
-                        base_url=settings.openai_base_url,
-                    ),
-                ),
-            )
+            return self._openai(model_name)
         if provider_name == "anthropic":
-            return AnthropicModel(
-                model_name,
-                provider=self._provider(
-                    provider_name,
-                    lambda: AnthropicProvider(api_key=_secret(settings.anthropic_api_key)),
-                ),
-            )
+            return self._anthropic(model_name)
         if provider_name != OPENAI_COMPATIBLE:  # pragma: no cover - model_problem refused it
             raise ModelUnavailable(f"{name}: unknown provider")
+        return self._openai_compatible(model_name)
+
+    # Each builder imports its provider's SDK (through pydantic-ai's modules) on its first call.
+
+    def _openai(self, model_name: str) -> Model:
+        from pydantic_ai.models.openai import OpenAIChatModel
+        from pydantic_ai.providers.openai import OpenAIProvider
+
+        settings = self._settings
+        # Chat completions, which OpenAI serves for every chat model and which every
+        # gateway in front of it (ATRIUM_OPENAI_BASE_URL) speaks too.
+        return OpenAIChatModel(
+            model_name,
+            provider=self._provider(
+                "openai",
+                lambda: OpenAIProvider(
+                    api_key=_secret(settings.openai_api_key), base_url=settings.openai_base_url
+                ),
+            ),
+        )
+
+    def _anthropic(self, model_name: str) -> Model:
+        from pydantic_ai.models.anthropic import AnthropicModel
+        from pydantic_ai.providers.anthropic import AnthropicProvider
+
+        settings = self._settings
+        return AnthropicModel(
+            model_name,
+            provider=self._provider(
+                "anthropic",
+                lambda: AnthropicProvider(api_key=_secret(settings.anthropic_api_key)),
+            ),
+        )
+
+    def _openai_compatible(self, model_name: str) -> Model:
+        from pydantic_ai.models.openai import OpenAIChatModel
+        from pydantic_ai.profiles import ModelProfile
+        from pydantic_ai.providers.openai_compatible import OpenAICompatibleProvider
+
+        base_url = self._settings.llm_base_url or ""  # model_problem checked it is set
         provider = self._provider(
-            provider_name,
+            OPENAI_COMPATIBLE,
             lambda: OpenAICompatibleProvider(
                 # Its SDK client builds chunks by validation (runtime/openai_client.py).
                 "atrium-llm",
-                openai_client=self._client(settings.llm_base_url or ""),  # model_problem checked
+                openai_client=self._client(base_url),
             ),
         )
         # A local model's context window is unknown; saying so skips pydantic-ai's lookup
@@ -134,8 +176,12 @@ class ModelRegistry:
         )
 
     def _client(self, base_url: str) -> ValidatingOpenAI:
+        from atrium.runtime.openai_client import ValidatingOpenAI
+
         client = ValidatingOpenAI(
-            base_url=base_url, api_key=self._settings.llm_api_key or "not-needed"
+            base_url=base_url,
+            api_key=self._settings.llm_api_key or "not-needed",
+            coalesce_ms=self._settings.stream_coalesce_ms,
         )
         self._clients.append(client)
         return client

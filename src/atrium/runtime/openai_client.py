@@ -15,12 +15,18 @@ places this client cuts, keeping the SDK's request building, auth, retries and e
   before the chunk is built; `_ChunkStream` splits the bytes into events and validates each
   chunk from its JSON text in one pydantic-core call.
 Non-streamed creates (and everything else) go through the SDK unchanged.
+
+A streamed answer's text chunks are also *coalesced* over a window (`coalesce_ms`,
+`ATRIUM_STREAM_COALESCE_MS`): each chunk pydantic-ai sees passes about ten async-generator
+layers of its stream handling, the largest per-chunk cost of a run (docs/runs.md, sixth pass),
+and a model streaming a chunk every 100 ms gave it twenty for a 2 s answer. See `coalesced`.
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator, AsyncIterator
 from functools import cached_property
 from typing import Any, TypeVar, cast
 
@@ -43,7 +49,14 @@ _OPTIONS = ("extra_headers", "extra_query", "extra_body", "timeout")
 
 class ValidatingOpenAI(AsyncOpenAI):
     """`AsyncOpenAI` whose chat completions (and their chunks) are built by validation, and
-    whose streamed chat completions skip the SDK's body transform and SSE decoder."""
+    whose streamed chat completions skip the SDK's body transform and SSE decoder.
+
+    `coalesce_ms`: the window over which a streamed answer's text chunks are joined (0: every
+    chunk on its own, as the server sent it)."""
+
+    def __init__(self, *, coalesce_ms: int = 0, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.coalesce_seconds = coalesce_ms / 1000
 
     @cached_property
     def chat(self) -> AsyncChat:
@@ -86,9 +99,17 @@ class _ChunkStream(AsyncStream[ChatCompletionChunk]):
 
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(**kwargs)
-        self._iterator = self._chunks()
+        window: float = getattr(self._client, "coalesce_seconds", 0.0)
+        self._iterator = self._coalesced(window) if window > 0 else self._read()
 
-    async def _chunks(self) -> AsyncIterator[ChatCompletionChunk]:
+    async def _coalesced(self, window: float) -> AsyncIterator[ChatCompletionChunk]:
+        try:
+            async for chunk in coalesced(self._read(), window):
+                yield chunk
+        finally:
+            await self.response.aclose()
+
+    async def _read(self) -> AsyncGenerator[ChatCompletionChunk, None]:
         response = self.response
         try:
             async for data in self._event_data():
@@ -144,3 +165,117 @@ class _ChunkStream(AsyncStream[ChatCompletionChunk]):
 
 
 _STREAM_ERROR = "An error occurred during streaming"
+
+
+async def coalesced(
+    chunks: AsyncGenerator[ChatCompletionChunk, None], window: float
+) -> AsyncIterator[ChatCompletionChunk]:
+    """`chunks` with the text-only ones that follow each other within `window` seconds joined
+    into one: a text chunk goes out at once when none went out in the last `window`, else it
+    is held until then, and the text-only chunks of the same choice read meanwhile are added to
+    it. So a text waits at most `window` (the first of an answer not at all) and at most one
+    text chunk goes out per window. Anything else (a tool call's delta, a finish reason, usage,
+    a refusal, reasoning, logprobs, vendor fields) goes out at once, after the held text, and
+    is never joined; so does the end of the stream or its error.
+
+    The chunks are read by a task of their own, so a held text goes out when its window ends
+    even while the server is silent, and the reader of this iterator (pydantic-ai's stream
+    layers) wakes once per chunk it is given, not once per chunk read.
+    """
+    loop = asyncio.get_running_loop()
+    ready: asyncio.Queue[ChatCompletionChunk | _End] = asyncio.Queue()
+    held: ChatCompletionChunk | None = None
+    held_text: list[str] = []
+    timer: asyncio.TimerHandle | None = None
+    quiet_until = 0.0  # loop time: a text chunk read before then is held
+
+    def release() -> None:
+        nonlocal held, timer, quiet_until
+        if timer is not None:
+            timer.cancel()
+            timer = None
+        if held is not None:
+            if len(held_text) > 1:
+                held.choices[0].delta.content = "".join(held_text)
+            ready.put_nowait(held)
+            held = None
+            quiet_until = loop.time() + window
+
+    async def read() -> None:
+        nonlocal held, held_text, timer, quiet_until
+        try:
+            async for chunk in chunks:
+                text = _text_only(chunk)
+                if text is None:
+                    release()
+                    ready.put_nowait(chunk)
+                elif held is not None and chunk.choices[0].index == held.choices[0].index:
+                    held_text.append(text)
+                else:
+                    release()
+                    now = loop.time()
+                    if now >= quiet_until:
+                        ready.put_nowait(chunk)
+                        quiet_until = now + window
+                    else:
+                        held, held_text = chunk, [text]
+                        timer = loop.call_at(quiet_until, release)
+            release()
+            ready.put_nowait(_End(None))
+        except BaseException as exc:  # the reader raises it, after the text read before it
+            release()
+            ready.put_nowait(_End(exc))
+            if not isinstance(exc, Exception):  # cancelled (the caller left, or a shutdown)
+                raise
+
+    reader = loop.create_task(read())
+    try:
+        while True:
+            item = await ready.get()
+            if isinstance(item, _End):
+                if item.error is not None:
+                    raise item.error
+                return
+            yield item
+    finally:
+        if timer is not None:
+            timer.cancel()
+        if not reader.done():  # the caller stopped early, or was cancelled
+            reader.cancel()
+            await asyncio.wait([reader])
+        await chunks.aclose()
+
+
+class _End:
+    __slots__ = ("error",)
+
+    def __init__(self, error: BaseException | None) -> None:
+        self.error = error
+
+
+def _text_only(chunk: ChatCompletionChunk) -> str | None:
+    """The text of a chunk that carries only text for one choice (what may be joined), or None."""
+    choices = chunk.choices  # None from a malformed server's chunk (built the loose way)
+    if not choices or len(choices) != 1 or chunk.usage is not None or chunk.moderation is not None:
+        return None
+    choice = choices[0]
+    delta = choice.delta
+    if delta is None:  # pragma: no cover - a loose build of a chunk without its delta
+        return None
+    content = delta.content
+    if (
+        not isinstance(content, str)
+        or not content
+        or choice.finish_reason is not None
+        or choice.logprobs is not None
+        or delta.tool_calls
+        or delta.function_call is not None
+        or delta.refusal is not None
+        or delta.audio is not None
+        or delta.role not in (None, "assistant")
+        or chunk.model_extra
+        or choice.model_extra
+        or delta.model_extra
+    ):
+        return None
+    return content

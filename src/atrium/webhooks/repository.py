@@ -75,7 +75,7 @@ def subscribed_endpoints(
     session: Session, *, account_id: int
 ) -> Sequence[tuple[str, str, list[str]]]:
     """(id, url, events) of the account's endpoints: one indexed read, no ORM objects."""
-    rows = session.execute(_SUBSCRIBED, {"b_account_id": account_id})
+    rows = session.connection().execute(_SUBSCRIBED, {"b_account_id": account_id})
     return [(row.id, row.url, list(row.events)) for row in rows]
 
 
