@@ -14,6 +14,8 @@ stops it at the end; `--url`, `--key` and `--pid` target a running one instead.
 
     .venv/bin/python bench/soak.py                     # 10 minutes
     .venv/bin/python bench/soak.py --duration 60 --clients 8
+    .venv/bin/python bench/soak.py --duration 3600 --clients 8 --warmup 300 --verbose \
+        --allocators /tmp/alloc --allocators-every 6   # what each allocator holds, every minute
 """
 
 from __future__ import annotations
@@ -227,6 +229,35 @@ def _snapshot(pid: int, folder: Path, count: int) -> Path:
     return folder / f"snapshot-{count}.pickle"
 
 
+def allocators(pid: int, folder: Path, count: int) -> str:
+    """Signal the traced server to write its allocators' figures (`traced_serve.py`: pymalloc,
+    the collector, glibc, SQLite per connection, SQLAlchemy's LRU caches); one line of them."""
+    os.kill(pid, signal.SIGUSR2)
+    report = folder / f"memory-{count}.txt"
+    deadline = time.monotonic() + 30
+    while not report.exists() or not report.read_text().endswith("\n"):
+        if time.monotonic() > deadline:
+            return "no memory report"
+        time.sleep(0.05)
+    sqlite: dict[str, int] = defaultdict(int)
+    connections = 0
+    figures: list[str] = []
+    for line in report.read_text().splitlines():
+        words = line.split()
+        if words[0] == "connection":
+            connections += 1
+            for name, value in zip(words[2::2], words[3::2], strict=True):
+                sqlite[name] += int(value)
+        elif words[0] == "lru":  # index, size, capacity, inserts
+            if int(words[7]):
+                figures.append(f"lru{words[1]} {words[3]}/{words[5]} inserts {words[7]}")
+        else:  # counts as they are, bytes in KiB
+            counted = words[0] in {"py_arenas", "gc_full", "gc_full_collected", "gc_frozen"}
+            figures.append(f"{words[0]} {int(words[1]) if counted else int(words[1]) // 1024}")
+    per_connection = " ".join(f"{name} {value // 1024}" for name, value in sqlite.items())
+    return f"{', '.join(figures)}; {connections} sqlite connections (KiB): {per_connection}"
+
+
 def heap_growth(first: Path, last: Path, *, top: int = 15) -> str:
     """The allocation sites whose live memory grew most between two tracemalloc snapshots."""
     ignore = [tracemalloc.Filter(False, tracemalloc.__file__)]
@@ -270,6 +301,7 @@ async def soak(
     limits = httpx.Limits(max_connections=args.clients * 2)
     print(f"calibration: sum(range(10**6)) = {calibration_ms():.1f} ms of CPU", flush=True)
     snapshots: list[Path] = []
+    reports = 0
     async with httpx.AsyncClient(base_url=url, headers=headers, timeout=30, limits=limits) as http:
         warmup = min(args.warmup, args.duration / 4)
         begin = time.monotonic()
@@ -292,9 +324,15 @@ async def soak(
             if pid:
                 samples.append(rss_kib(pid))
                 if args.verbose:
+                    memory = ""
+                    if args.allocators and (len(samples) - 1) % args.allocators_every == 0:
+                        reports += 1
+                        memory = "; " + await asyncio.to_thread(
+                            allocators, pid, args.allocators, reports
+                        )
                     print(
                         f"{time.monotonic() - begin:7.0f} s rss {samples[-1]} KiB, "
-                        f"{stats.requests} requests",
+                        f"{stats.requests} requests{memory}",
                         flush=True,
                     )
         if traced and pid:
@@ -354,6 +392,21 @@ def main() -> None:
         metavar="DIR",
         help="trace the server's allocations; print what grew from warm-up to the end",
     )
+    parser.add_argument(
+        "--allocators",
+        type=Path,
+        metavar="DIR",
+        help="with --verbose: samples also print the server's allocators (pymalloc arenas and "
+        "live bytes, collections, glibc heaps, SQLite's memory per connection, SQLAlchemy's "
+        "LRU caches), from a report it writes to DIR",
+    )
+    parser.add_argument(
+        "--allocators-every",
+        type=int,
+        default=1,
+        metavar="N",
+        help="with --allocators: a report every N samples (default 1)",
+    )
     parser.add_argument("--url", help="target a running server instead of starting one")
     parser.add_argument("--key", help="API key for --url")
     parser.add_argument("--pid", type=int, help="pid of the --url server, to measure its RSS")
@@ -367,7 +420,7 @@ def main() -> None:
         own_server(
             Path(tmp),
             extra_env=dict(item.split("=", 1) for item in args.env),
-            traced=args.tracemalloc,
+            traced=args.tracemalloc or args.allocators,
         ) as (url, key, pid),
     ):
         code = asyncio.run(soak(url, key, pid, args, args.tracemalloc))

@@ -42,18 +42,28 @@ def configure_logging(settings: Settings) -> None:
     install_log_escaping()
 
 
+# Young objects are collected every YOUNG_COLLECTION net allocations of tracked objects.
+YOUNG_COLLECTION = 5_000
+
+
 def tune_gc() -> None:
-    """Fewer, cheaper garbage collections in the long-running processes.
+    """Fewer, cheaper garbage collections in the long-running processes, in bounded piles.
 
     Measured with `bench/runs_bench.py` (1,000 streams): CPython's default thresholds
     (700, 10, 10) made 1,700 collections in the streams phase, 1.4 s of the server's CPU, and
     full collections of the ~230 MB heap stopped the event loop for 110-225 ms each: they were
     the whole tail of the event lag (p99 230-307 ms; 107 ms with this). Freezing moves what
-    start-up allocated (modules, models, the app) out of every later collection; the higher
-    first threshold collects young objects every 50,000 net allocations instead of 700.
+    start-up allocated (modules, models, the app) out of every later collection.
+
+    The young generation is collected every 5,000 net allocations, the middle one every 20 of
+    those, the whole heap every 100 of those (every 10 million, as before). A request leaves
+    cyclic garbage (≈ 3 KB), which waits for the collection of its generation: with the young
+    one collected every 50,000 allocations the pile swung by 6 MB, and each swing reached
+    memory the one before had not, so the RSS of a server under steady load rose for hours
+    (`bench/soak.py`, docs/runs.md); with 5,000 the swing is ≈ 0.5 MB and the RSS levels off.
     """
     gc.freeze()
-    gc.set_threshold(50_000, 20, 10)
+    gc.set_threshold(YOUNG_COLLECTION, 20, 100)
 
 
 def _sqlite_path(settings: Settings) -> Path | None:
