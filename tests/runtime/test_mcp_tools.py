@@ -332,7 +332,9 @@ async def test_a_tool_list_is_reused_by_later_runs_for_a_while(
     agent_id = await make_agent(tools=[mcp_tool(mcp_server.url, headers={"X-Tenant": "t1"})])
     for _ in range(2):
         run = await create_run(client, auth, 'call docs_echo {"text": "x"}', agent_id=agent_id)
-        assert (await wait_finished(client, auth, run["run_id"]))["status"] == "completed"
+        done = await wait_finished(client, auth, run["run_id"])
+        # The run's error in the message: this failed twice under load, cause not yet known.
+        assert done["status"] == "completed", done.get("error")
     assert mcp_server.seen.lists == lists
     assert len(mcp_server.seen.calls) == 2
 
