@@ -104,7 +104,17 @@ def test_serve_says_which_model_new_agents_get(
 def test_bootstrap_key_can_be_given(cli_env: dict[str, str], serve: type[Server]) -> None:
     cli_env["ATRIUM_BOOTSTRAP_KEY"] = "atr_given-by-the-operator-0123456789"
     server = serve()
-    assert account(server.url, "atr_given-by-the-operator-0123456789").status_code == 200
+    key = "atr_given-by-the-operator-0123456789"
+    assert account(server.url, key).status_code == 200
+    # No ATRIUM_PUBLIC_URL: a run's links point at this server's port, not the default 8000.
+    created = httpx.post(
+        server.url + "/api/v1/public/agent/runs",
+        json={"prompt": "hello"},
+        headers={"Authorization": f"Bearer {key}"},
+        timeout=10,
+    )
+    assert created.status_code == 201, created.text
+    assert created.json()["status_url"].startswith(server.url + "/"), created.json()
 
 
 def test_keys_create_list_revoke(cli_env: dict[str, str], serve: type[Server]) -> None:

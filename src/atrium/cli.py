@@ -60,7 +60,20 @@ def serve(
     if no_worker:
         console.print("Serving the API only (--no-worker).")
         settings = settings.model_copy(update={"run_worker": False})
+    if "public_url" not in settings.model_fields_set:
+        # Links in responses (a run's status_url) point at this server, not at the default
+        # port, unless ATRIUM_PUBLIC_URL says where clients reach it.
+        settings = settings.model_copy(update={"public_url": _local_url(host, port)})
     operations.serve(settings, host=host, port=port)
+
+
+def _local_url(host: str, port: int) -> str:
+    """This server's URL on this machine: a wildcard bind is reached through loopback."""
+    if host in ("", "0.0.0.0"):
+        host = "127.0.0.1"
+    elif host == "::":
+        host = "::1"
+    return f"http://[{host}]:{port}" if ":" in host else f"http://{host}:{port}"
 
 
 def _note_default_model(settings: Settings) -> None:

@@ -35,7 +35,9 @@ class Settings(BaseSettings):
 
     # --- service -----------------------------------------------------------------------------
     public_url: str = Field(
-        "http://127.0.0.1:8000", description="Base of every absolute URL in responses."
+        "http://127.0.0.1:8000",
+        description="Base of every absolute URL in responses; unset, `atrium serve` uses the "
+        "address and port it binds (a wildcard bind: loopback).",
     )
     database_url: str = Field(
         default_factory=default_database_url,
