@@ -32,6 +32,9 @@ async def test_a_delivery_survives_a_server_restart(tmp_path: Path) -> None:
         webhook_backoff_factor="1",
         webhook_poll_seconds="0.2",
         webhook_timeout_seconds="2",
+        # The two servers listen on different ports; clients reach both at one address (as
+        # behind a proxy), so the payload the first one stored and the second's GET agree.
+        public_url="http://127.0.0.1:8000",
     )
     servers = Servers(tmp_path, env)
     try:
