@@ -4,9 +4,10 @@ Each `{"type": "mcp", …}` tool of an agent becomes pydantic-ai's `MCPToolset` 
 HTTP, filtered to its `allowed_tools` and prefixed with its label (the model sees
 `docs_search`). Connecting, listing and calling are each bounded by a setting, and any failure
 (an unreachable server, a slow one, a tool that errors) ends the run with TOOL_ERROR: a run
-never waits on a server without end. Its tool list may come from the `ToolListCache` of
-`runtime/mcp_servers.py`, which builds these toolsets and imports this module (with the `mcp`
-SDK and fastmcp's client) only when a run has an MCP server.
+never waits on a server without end. Its tool list may come from the `ToolListCache`
+(`runtime/mcp_tool_lists.py`) that `runtime/mcp_servers.py` holds; that module builds these
+toolsets and imports this one (with the `mcp` SDK and fastmcp's client) only when a run has an
+MCP server.
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ from pydantic_ai.toolsets import ToolsetTool, WrapperToolset
 from atrium.agents.outbound import TargetRefused, check_server_url
 from atrium.agents.tools import McpServerTool
 from atrium.observability.logs import escape_control
-from atrium.runtime.mcp_servers import ToolListCache, cache_key
+from atrium.runtime.mcp_tool_lists import ToolListCache, cache_key
 from atrium.runtime.toolcalls import ToolFailure
 from atrium.runtime.tools import RunDeps
 from atrium.settings import Settings

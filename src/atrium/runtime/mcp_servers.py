@@ -1,8 +1,5 @@
-"""The MCP servers of runs (DESIGN §8): what builds each run's MCP toolsets, and the tool lists
-they share.
-
-A server's tool list is reused by later runs for `mcp_tools_cache_seconds`, keyed by URL and
-headers, so a busy agent does not list its server's tools before every run. The toolsets
+"""The MCP servers of runs (DESIGN §8): what builds each run's MCP toolsets, holding the tool
+lists they share (`runtime/mcp_tool_lists.py`). The toolsets
 themselves (`runtime/mcp.py`, over pydantic-ai's `MCPToolset`, the `mcp` SDK and fastmcp's
 client) are imported by the first run that has an MCP server: those libraries were 17% of
 `import atrium.app`, paid at every process's start by deployments whose agents use no MCP
@@ -11,13 +8,9 @@ server too (docs/deploy.md, "Start-up").
 
 from __future__ import annotations
 
-import hashlib
-import json
-import time
 from collections.abc import AsyncIterator
 from contextlib import AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Final
 
 import httpx
 from pydantic_ai.toolsets import AbstractToolset
@@ -27,45 +20,10 @@ from atrium.kit.outbound import outbound_client
 from atrium.kit.secrets import SecretBox, SecretsUnavailable
 from atrium.runtime.deferred import ApprovalToolset
 from atrium.runtime.imports import import_off_loop
+from atrium.runtime.mcp_tool_lists import ToolListCache
 from atrium.runtime.toolcalls import ObservedToolset, ToolCallLog, ToolFailure
 from atrium.runtime.tools import RunDeps
 from atrium.settings import Settings
-
-if TYPE_CHECKING:
-    from mcp import types as mcp_types
-
-_MAX_CACHED_SERVERS: Final = 1_024
-
-
-class ToolListCache:
-    """Servers' tool lists, kept `seconds` after they were fetched (in this process)."""
-
-    def __init__(self, seconds: float) -> None:
-        self.seconds = seconds
-        self._lists: dict[str, tuple[float, list[mcp_types.Tool]]] = {}
-
-    def get(self, key: str) -> list[mcp_types.Tool] | None:
-        found = self._lists.get(key)
-        if found is None or found[0] <= time.monotonic():
-            return None
-        return found[1]
-
-    def put(self, key: str, tools: list[mcp_types.Tool]) -> None:
-        if self.seconds <= 0:
-            return
-        now = time.monotonic()
-        if len(self._lists) >= _MAX_CACHED_SERVERS:
-            self._lists = {k: v for k, v in self._lists.items() if v[0] > now}
-            if len(self._lists) >= _MAX_CACHED_SERVERS:
-                self._lists.pop(next(iter(self._lists)))
-        self._lists[key] = (now + self.seconds, tools)
-
-
-def cache_key(url: str, headers: dict[str, str]) -> str:
-    # A digest, so no header value is kept as a key; headers are part of it because they may
-    # decide which tools a server shows (a user's token).
-    canonical = json.dumps([url, sorted(headers.items())], separators=(",", ":"))
-    return hashlib.sha256(canonical.encode()).hexdigest()
 
 
 @dataclass(frozen=True, slots=True)
