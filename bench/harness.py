@@ -154,23 +154,36 @@ def atrium_serve(
     )
     url = f"http://127.0.0.1:{port}"
     try:
-        deadline = time.monotonic() + 120
-        while True:
-            if process.poll() is not None or time.monotonic() > deadline:
-                raise SystemExit("server did not start; see " + str(workdir / "server.log"))
-            try:
-                if httpx.get(url + "/healthz", timeout=1).status_code == 200:
-                    break
-            except httpx.TransportError:
-                time.sleep(0.1)
+        wait_until_healthy(process, url, workdir / "server.log")
         yield Server(url=url, key=key, pid=process.pid, workdir=workdir)
     finally:
-        process.terminate()
-        try:
-            process.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            process.kill()
+        stop(process)
         log.close()
+
+
+def wait_until_healthy(
+    process: subprocess.Popen[bytes], url: str, log: Path, *, pause: float = 0.1
+) -> None:
+    """Return once `url`'s /healthz answers 200; exit the bench if the server dies or takes
+    over two minutes (`log` is where its output went)."""
+    deadline = time.monotonic() + 120
+    while True:
+        if process.poll() is not None or time.monotonic() > deadline:
+            raise SystemExit(f"server did not start; see {log}")
+        try:
+            if httpx.get(url + "/healthz", timeout=1).status_code == 200:
+                return
+        except httpx.TransportError:
+            time.sleep(pause)
+
+
+def stop(process: subprocess.Popen[bytes]) -> None:
+    """SIGTERM, then SIGKILL if it is still running 30 s later."""
+    process.terminate()
+    try:
+        process.wait(timeout=30)
+    except subprocess.TimeoutExpired:
+        process.kill()
 
 
 @contextlib.contextmanager

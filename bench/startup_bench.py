@@ -22,12 +22,18 @@ import shutil
 import subprocess
 import sys
 import tempfile
-import time
 from collections.abc import Callable
 from pathlib import Path
 
-import httpx
-from harness import ATRIUM, Meter, atrium_env, calibration_ms, free_port  # this folder
+from harness import (  # this folder
+    ATRIUM,
+    Meter,
+    atrium_env,
+    calibration_ms,
+    free_port,
+    stop,
+    wait_until_healthy,
+)
 
 
 def _env(src: str | None, **variables: str) -> dict[str, str]:
@@ -59,21 +65,11 @@ def serve_cpu(src: str | None, *flags: str) -> float:
         process = subprocess.Popen(command, env=env, stdout=log, stderr=subprocess.STDOUT)
     try:
         meter = Meter(process.pid)
-        deadline = time.monotonic() + 120
-        while True:
-            if process.poll() is not None or time.monotonic() > deadline:
-                raise SystemExit(f"server did not start; see {workdir / 'server.log'}")
-            try:
-                if httpx.get(f"http://127.0.0.1:{port}/healthz", timeout=1).status_code == 200:
-                    return meter.cpu_seconds()
-            except httpx.TransportError:
-                time.sleep(0.02)
+        # A short pause between looks: the figure is the CPU until the first answer.
+        wait_until_healthy(process, f"http://127.0.0.1:{port}", workdir / "server.log", pause=0.02)
+        return meter.cpu_seconds()
     finally:
-        process.terminate()
-        try:
-            process.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            process.kill()
+        stop(process)
         shutil.rmtree(workdir, ignore_errors=True)
 
 
