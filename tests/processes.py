@@ -3,21 +3,36 @@ loopback port, waiting until a server answers, and stopping a process.
 
 Waits fail fast: when the process being waited on has exited, the failure says so at once with
 the tail of its log, instead of polling a dead port until the timeout.
+
+`start_atrium` and `run_atrium` run `atrium ARGS` in a process of its own. By default that
+process is forked from a multiprocessing "forkserver" that has already imported the server's
+libraries (`set_forkserver_preload`): a fresh `atrium serve` spends ~1.5 s of its ~2.1 s of
+start-up CPU importing FastAPI, pydantic, SQLAlchemy and pydantic-ai, and the suite starts
+dozens. The forked process is still a process of its own running the console script's code
+(`atrium.cli:app` with these ARGS, imported after its environment is set), with only the given
+environment, its own stdout/stderr files, real sockets, real signals (SIGKILL kills it) and an
+exit status like a subprocess's. `ATRIUM_TEST_SPAWN=exec` runs the installed `atrium` script
+instead (`subprocess.Popen`), as the tests about the command itself always do.
 """
 
 from __future__ import annotations
 
+import io
+import multiprocessing
 import os
 import shlex
+import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
+from multiprocessing.process import BaseProcess
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 import httpx
 
@@ -30,6 +45,46 @@ ATRIUM = str(Path(sys.executable).with_name("atrium"))
 # Shared with the benchmarks (bench/streaming_bench.py drives it at scale).
 SLOW_LLM = Path(__file__).parents[1] / "bench" / "slow_llm.py"
 LOG_TAIL_CHARS = 8000
+# "fork" (the default): `atrium` processes are forked from a forkserver that imported the
+# server's libraries once; "exec": the installed script, a new interpreter per process.
+SPAWN = os.environ.get("ATRIUM_TEST_SPAWN", "fork")
+# The libraries an `atrium serve` or `atrium worker` imports before it answers (most of its
+# start-up). Not `atrium.cli`: the command and its consoles are imported by each process, after
+# its environment is set, as a fresh process would (they read COLUMNS and the like at import).
+PRELOAD = [
+    # The main module (pytest's script): imported once here, instead of in every forked process.
+    "__main__",
+    "atrium.operations",
+    "atrium.app",
+    "atrium.worker.process",
+    "atrium.http.protocol",
+    "typer",
+    "rich.console",
+    "httpx",
+]
+
+
+class Process(Protocol):
+    """What the tests use of a started process: a `subprocess.Popen` or a `Forked`."""
+
+    @property
+    def args(self) -> Any: ...
+
+    @property
+    def pid(self) -> int: ...
+
+    @property
+    def returncode(self) -> int | Any: ...
+
+    def poll(self) -> int | None: ...
+
+    def wait(self, timeout: float | None = None) -> int: ...
+
+    def send_signal(self, sig: int) -> None: ...
+
+    def terminate(self) -> None: ...
+
+    def kill(self) -> None: ...
 
 
 def free_port() -> int:
@@ -61,7 +116,7 @@ def _wait(
     *,
     timeout: float,
     pause: float,
-    process: subprocess.Popen[Any] | None,
+    process: Process | None,
     log: Path | None,
 ) -> None:
     """Poll `answers` every `pause` seconds until it holds; fail when `process` has exited."""
@@ -82,7 +137,7 @@ def wait_for_port(
     port: int,
     *,
     timeout: float = START_TIMEOUT,
-    process: subprocess.Popen[Any] | None = None,
+    process: Process | None = None,
     log: Path | None = None,
 ) -> None:
     """Return once something accepts TCP connections on loopback `port`.
@@ -105,7 +160,7 @@ def wait_for_http(
     url: str,
     *,
     timeout: float = START_TIMEOUT,
-    process: subprocess.Popen[Any] | None = None,
+    process: Process | None = None,
     log: Path | None = None,
 ) -> None:
     """Return once `url` (a `/healthz`) answers 200.
@@ -124,7 +179,7 @@ def wait_for_http(
     _wait(answers, what, timeout=timeout, pause=0.1, process=process, log=log)
 
 
-def stop_process(process: subprocess.Popen[Any], *, timeout: float = 15.0) -> None:
+def stop_process(process: Process, *, timeout: float = 15.0) -> None:
     """Terminate `process` and wait for it; kill it if it has not exited within `timeout`."""
     if process.poll() is None:
         process.terminate()
@@ -176,3 +231,123 @@ def new_account_key(env: dict[str, str], *, tier: str = "standard") -> str:
     with ThreadPoolExecutor(max_workers=1) as thread:
         made = thread.submit(operations.create_key, settings, account=account, tier=tier)
         return made.result(timeout=60).key
+
+
+def _stream(fd: int, *, unbuffered: bool, line_buffering: bool) -> io.TextIOWrapper:
+    """A text stream on `fd` buffered as CPython buffers its standard streams."""
+    raw = io.FileIO(fd, "w", closefd=False)
+    binary: io.RawIOBase | io.BufferedWriter = raw if unbuffered else io.BufferedWriter(raw)
+    return io.TextIOWrapper(
+        binary,  # type: ignore[arg-type]
+        encoding="utf-8",
+        errors="backslashreplace" if fd == 2 else "strict",
+        line_buffering=line_buffering,
+        write_through=unbuffered,
+    )
+
+
+def _atrium_main(
+    args: list[str], env: dict[str, str], cwd: str | None, files: tuple[str, str, str]
+) -> None:
+    """The forked process: `env` only, `files` as its stdin, stdout and stderr, then the
+    console script's `atrium.cli:app` with `args` (its exit status becomes the process's)."""
+    os.environ.clear()
+    os.environ.update(env)
+    if cwd is not None:
+        os.chdir(cwd)
+    for fd, path in enumerate(files):
+        flags = os.O_RDONLY if fd == 0 else os.O_WRONLY | os.O_APPEND | os.O_CREAT
+        opened = os.open(path, flags)
+        os.dup2(opened, fd)
+        os.close(opened)
+    unbuffered = bool(env.get("PYTHONUNBUFFERED"))
+    sys.stdin = sys.__stdin__ = io.TextIOWrapper(io.FileIO(0, "r", closefd=False))
+    sys.stdout = sys.__stdout__ = _stream(1, unbuffered=unbuffered, line_buffering=False)
+    sys.stderr = sys.__stderr__ = _stream(2, unbuffered=unbuffered, line_buffering=True)
+    sys.argv = [ATRIUM, *args]
+    from atrium.cli import app
+
+    app(prog_name="atrium")
+
+
+class Forked:
+    """`atrium ARGS` forked from the forkserver, with the `subprocess.Popen` methods the
+    tests use; `returncode` is negative for a signal (-9 after SIGKILL), as Popen's is."""
+
+    def __init__(self, args: list[str], process: BaseProcess) -> None:
+        self.args = args
+        self._process = process
+        self.pid: int = process.pid  # type: ignore[assignment]
+
+    @property
+    def returncode(self) -> int | None:
+        return self._process.exitcode
+
+    def poll(self) -> int | None:
+        return self._process.exitcode
+
+    def wait(self, timeout: float | None = None) -> int:
+        self._process.join(timeout)
+        code = self._process.exitcode
+        if code is None:
+            raise subprocess.TimeoutExpired(self.args, timeout or 0)
+        return code
+
+    def send_signal(self, sig: int) -> None:
+        if self.poll() is None:
+            os.kill(self.pid, sig)
+
+    def terminate(self) -> None:
+        self.send_signal(signal.SIGTERM)
+
+    def kill(self) -> None:
+        self.send_signal(signal.SIGKILL)
+
+
+_forkserver = multiprocessing.get_context("forkserver")
+_forkserver.set_forkserver_preload(PRELOAD)
+
+
+def start_atrium(
+    args: Sequence[str],
+    *,
+    env: dict[str, str],
+    output: Path,
+    stderr: Path | None = None,
+    stdin: Path | None = None,
+    cwd: Path | None = None,
+) -> Process:
+    """`atrium ARGS` with only `env`, its stdout appended to `output` (its stderr too, unless
+    `stderr` names another file); forked or executed as `SPAWN` says (module docstring)."""
+    command = [ATRIUM, *args]
+    if SPAWN == "exec":
+        given, errors = stdin or Path(os.devnull), stderr or output
+        with given.open("rb") as inp, output.open("ab") as out, errors.open("ab") as err:
+            return subprocess.Popen(command, env=env, cwd=cwd, stdin=inp, stdout=out, stderr=err)
+    files = (str(stdin or os.devnull), str(output), str(stderr or output))
+    where = None if cwd is None else str(cwd)
+    process = _forkserver.Process(target=_atrium_main, args=(list(args), env, where, files))
+    process.start()
+    return Forked(command, process)
+
+
+def run_atrium(
+    args: Sequence[str],
+    *,
+    env: dict[str, str],
+    input: str | None = None,
+    cwd: Path | None = None,
+    timeout: float = 60,
+) -> subprocess.CompletedProcess[str]:
+    """`atrium ARGS` to its end, as `subprocess.run(..., capture_output=True, text=True)`."""
+    with tempfile.TemporaryDirectory(prefix="atrium-run-") as tmp:
+        out, err, given = Path(tmp, "stdout"), Path(tmp, "stderr"), Path(tmp, "stdin")
+        given.write_text(input or "")  # empty as /dev/null when there is no input
+        process = start_atrium(args, env=env, output=out, stderr=err, stdin=given, cwd=cwd)
+        try:
+            code = process.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+            raise
+        return subprocess.CompletedProcess(process.args, code, out.read_text(), err.read_text())

@@ -3,6 +3,10 @@
 The server runs on a loopback port with a temporary SQLite database and a bootstrap key. Its
 agents can use `openai-compatible:slow`, served by `bench/slow_llm.py`, whose answers take
 seconds: long enough to follow a run live, cancel it, or drop its stream in the middle.
+
+The server and the `atrium` commands of `Server.cli` are started with
+`tests.processes.start_atrium`/`run_atrium`: forked from a forkserver that imported the
+libraries once (`ATRIUM_TEST_SPAWN=exec` runs the installed script instead).
 """
 
 from __future__ import annotations
@@ -17,10 +21,11 @@ import pytest
 from atrium.client import AsyncClient, Client
 from tests import processes
 from tests.processes import (
-    ATRIUM,
     atrium_env,
     free_port,
     new_account_key,
+    run_atrium,
+    start_atrium,
     stop_process,
     wait_for_http,
 )
@@ -40,9 +45,7 @@ class Server:
 
     def cli(self, *args: str, timeout: float = 60) -> subprocess.CompletedProcess[str]:
         """Run `atrium ARGS` as a user would, with ATRIUM_URL/ATRIUM_API_KEY set."""
-        return subprocess.run(
-            [ATRIUM, *args], env=self.env, capture_output=True, text=True, timeout=timeout
-        )
+        return run_atrium(args, env=self.env, timeout=timeout)
 
     def new_key(self, tier: str = "standard") -> str:
         """A key of a new account, so a test starts empty."""
@@ -68,19 +71,13 @@ def _serve(tmp: Path, name: str, llm_url: str, **extra: str) -> Iterator[Server]
         **extra,
     )
     log = tmp / f"{name}.log"
-    with log.open("w") as out:
-        process = subprocess.Popen(
-            [ATRIUM, "serve", "--port", str(port)],
-            env=env,
-            stdout=out,
-            stderr=subprocess.STDOUT,
-            text=True,
-        )
-        try:
-            wait_for_http(f"http://127.0.0.1:{port}/healthz", process=process, log=log)
-            yield Server(url=f"http://127.0.0.1:{port}", port=port, env=env, log=log)
-        finally:
-            stop_process(process)
+    log.write_text("")
+    process = start_atrium(["serve", "--port", str(port)], env=env, output=log)
+    try:
+        wait_for_http(f"http://127.0.0.1:{port}/healthz", process=process, log=log)
+        yield Server(url=f"http://127.0.0.1:{port}", port=port, env=env, log=log)
+    finally:
+        stop_process(process)
 
 
 @pytest.fixture(scope="session")

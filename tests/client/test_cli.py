@@ -23,7 +23,7 @@ import pytest
 from atrium.client import Client
 from tests.client.conftest import SLOW_WORDS, Server
 from tests.client.proxy import DroppingProxy
-from tests.processes import ATRIUM
+from tests.processes import ATRIUM, run_atrium
 
 ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
 ANSWER = " ".join(f"word{i}" for i in range(1, SLOW_WORDS + 1))
@@ -133,13 +133,7 @@ def test_run_follows_through_a_dropped_connection(
     user: Server, proxy: DroppingProxy, slow_agent: str
 ) -> None:
     env = {**user.env, "ATRIUM_URL": proxy.url}
-    result = subprocess.run(
-        [ATRIUM, "run", "Keep going", "--agent", slow_agent, "--follow"],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
+    result = run_atrium(["run", "Keep going", "--agent", slow_agent, "--follow"], env=env)
     assert result.returncode == 0, result.stderr
     assert proxy.dropped == 1 and proxy.last_event_ids == [None, "6"]
     assert "resuming after event 6" in result.stderr
@@ -231,9 +225,7 @@ def test_usage_prints_a_table_and_a_chart(user: Server) -> None:
 
 def test_configuration_errors_are_explained(server: Server) -> None:
     no_key = {k: v for k, v in server.env.items() if k != "ATRIUM_API_KEY"}
-    missing = subprocess.run(
-        [ATRIUM, "runs", "list"], env=no_key, capture_output=True, text=True, timeout=60
-    )
+    missing = run_atrium(["runs", "list"], env=no_key)
     assert missing.returncode == 2 and "ATRIUM_API_KEY" in missing.stderr
 
     wrong = server.cli("runs", "list", "--api-key", "atr_wrong-key-000000000000000000000")

@@ -11,7 +11,7 @@ import pytest
 
 from atrium.client import Client
 from tests.client.conftest import Server
-from tests.processes import ATRIUM
+from tests.processes import run_atrium
 
 LOOKUP = {
     "type": "function",
@@ -31,9 +31,7 @@ def user(server: Server, api_key: str) -> Server:
 
 
 def _atrium(user: Server, *args: str, stdin: str = "") -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [ATRIUM, *args], env=user.env, input=stdin, capture_output=True, text=True, timeout=60
-    )
+    return run_atrium(args, env=user.env, input=stdin)
 
 
 def test_run_asks_for_a_function_output(user: Server, atrium: Client) -> None:

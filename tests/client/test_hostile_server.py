@@ -16,19 +16,13 @@ import pytest
 
 from atrium.client import Client
 from tests.client.conftest import Server
-from tests.processes import ATRIUM, free_port, stop_process, wait_for_port
+from tests.processes import free_port, run_atrium, stop_process, wait_for_port
 
 HOSTILE_SERVER = Path(__file__).with_name("hostile_server.py")
 
 
 def _download(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [ATRIUM, "artifacts", "download", *args],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
+    return run_atrium(["artifacts", "download", *args], env=env)
 
 
 def test_an_existing_file_is_kept_unless_overwrite(

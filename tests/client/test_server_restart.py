@@ -21,8 +21,10 @@ from tests.client.conftest import BOOTSTRAP_KEY, SLOW_MODEL, SLOW_WORDS
 from tests.processes import (
     ATRIUM,
     START_TIMEOUT,
+    Process,
     atrium_env,
     free_port,
+    start_atrium,
     stop_process,
     wait_for_http,
 )
@@ -46,18 +48,12 @@ class Restartable:
             ATRIUM_URL=self.url,
             ATRIUM_API_KEY=BOOTSTRAP_KEY,
         )
-        self.process: subprocess.Popen[str] | None = None
+        self.process: Process | None = None
         self.start()
 
     def start(self) -> None:
-        with self.log.open("a") as out:
-            self.process = subprocess.Popen(
-                [ATRIUM, "serve", "--port", str(self.port)],
-                env=self.env,
-                stdout=out,
-                stderr=subprocess.STDOUT,
-                text=True,
-            )
+        command = ["serve", "--port", str(self.port)]
+        self.process = start_atrium(command, env=self.env, output=self.log)
         wait_for_http(f"{self.url}/healthz", process=self.process, log=self.log)
 
     def kill(self) -> None:

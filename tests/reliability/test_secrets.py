@@ -4,7 +4,6 @@ prompt reaches the logs at the default level, and `/metrics` carries no account 
 from __future__ import annotations
 
 import asyncio
-import subprocess
 from pathlib import Path
 
 import httpx
@@ -14,7 +13,7 @@ from sqlalchemy.ext.asyncio import create_async_engine
 
 from atrium.db.base import Base
 from tests.conftest import KeyFactory, bearer
-from tests.processes import ATRIUM
+from tests.processes import run_atrium
 from tests.reliability.conftest import seed_account
 from tests.runs.helpers import RUNS, create_run, wait_finished
 from tests.worker.processes import AtriumProcess, process_env
@@ -99,11 +98,11 @@ async def test_logs_at_the_default_level_carry_no_key_and_no_prompt(tmp_path: Pa
     server = AtriumProcess.serve(env, tmp_path / "serve.log")
     try:
         await server.ready()
-        created = await asyncio.create_subprocess_exec(
-            ATRIUM, "keys", "create", "--account", "second", env=env, stdout=subprocess.PIPE
+        # In a thread: the test's event loop keeps running while the command does.
+        created = await asyncio.to_thread(
+            run_atrium, ["keys", "create", "--account", "second"], env=env
         )
-        stdout, _ = await asyncio.wait_for(created.communicate(), 60)
-        second_key = stdout.decode().strip().splitlines()[-1]
+        second_key = created.stdout.strip().splitlines()[-1]
         assert second_key.startswith("atr_")
         async with httpx.AsyncClient(base_url=server.url, timeout=10) as http:
             for key in (second_key,):

@@ -14,7 +14,6 @@ import secrets
 import select
 import signal
 import socket
-import subprocess
 import time
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
@@ -23,7 +22,14 @@ from pathlib import Path
 
 import pytest
 
-from tests.processes import ATRIUM, atrium_env, free_port, stop_process, wait_for_http
+from tests.processes import (
+    Process,
+    atrium_env,
+    free_port,
+    start_atrium,
+    stop_process,
+    wait_for_http,
+)
 
 HEAD_TIMEOUT = 3.0  # below uvicorn's keep-alive timeout (5 s), so both can be told apart
 # Closing can be late by the server's event-loop lag on a busy 2-core machine.
@@ -36,7 +42,7 @@ CONNECTIONS = 4
 @dataclass
 class Server:
     port: int
-    process: subprocess.Popen[bytes]
+    process: Process
     log: Path
 
     def rss_mib(self) -> float:
@@ -61,18 +67,13 @@ def server(
         PYTHONUNBUFFERED="1",
     )
     log = tmp / "serve.log"
-    with log.open("w") as out:
-        process = subprocess.Popen(
-            [ATRIUM, "serve", *request.param, "--port", str(port)],
-            env=env,
-            stdout=out,
-            stderr=subprocess.STDOUT,
-        )
-        try:
-            wait_for_http(f"http://127.0.0.1:{port}/healthz", process=process, log=log)
-            yield Server(port, process, log)
-        finally:
-            stop_process(process)
+    log.write_text("")
+    process = start_atrium(["serve", *request.param, "--port", str(port)], env=env, output=log)
+    try:
+        wait_for_http(f"http://127.0.0.1:{port}/healthz", process=process, log=log)
+        yield Server(port, process, log)
+    finally:
+        stop_process(process)
 
 
 def _read_until_closed(sock: socket.socket, timeout: float) -> bytes:

@@ -2,7 +2,8 @@
 `atrium worker` processes on loopback ports, sharing one PostgreSQL database and one Redis.
 
 Runs only where both are configured (`ATRIUM_TEST_POSTGRES_URL`, `ATRIUM_TEST_REDIS_URL`), as
-on CI.
+on CI. The processes are started with `tests.processes.start_atrium` (forked from a forkserver
+that imported the server's libraries once; `ATRIUM_TEST_SPAWN=exec` runs the installed script).
 """
 
 from __future__ import annotations
@@ -10,7 +11,6 @@ from __future__ import annotations
 import re
 import secrets
 import signal
-import subprocess
 import time
 from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass, field
@@ -22,10 +22,12 @@ import pytest
 from tests import processes
 from tests.conftest import POSTGRES_URL, REDIS_URL, _create_postgres_database
 from tests.processes import (
-    ATRIUM,
+    Process,
     atrium_env,
     free_port,
     new_account_key,
+    run_atrium,
+    start_atrium,
     stop_process,
     wait_for_port,
 )
@@ -37,7 +39,7 @@ KEY = re.compile(r"atr_[A-Za-z0-9_-]{20,}")
 @dataclass
 class Proc:
     name: str
-    process: subprocess.Popen[bytes]
+    process: Process
     log: Path
     url: str = ""
 
@@ -58,10 +60,8 @@ class Topology:
 
     def _start(self, name: str, args: list[str], extra: dict[str, str]) -> Proc:
         log = self.tmp / f"{name}-{len(self.procs)}.log"
-        with log.open("wb") as out:
-            process = subprocess.Popen(
-                [ATRIUM, *args], env={**self.env, **extra}, stdout=out, stderr=subprocess.STDOUT
-            )
+        log.write_text("")
+        process = start_atrium(args, env={**self.env, **extra}, output=log)
         proc = Proc(name, process, log)
         self.procs.append(proc)
         return proc
@@ -123,7 +123,7 @@ def topology(shared_database: str, slow_llm: str, tmp_path: Path) -> Iterator[To
         ATRIUM_SSE_MAX_STREAMS_PER_KEY="1000",
         PYTHONUNBUFFERED="1",
     )
-    migrated = subprocess.run([ATRIUM, "migrate"], env=env, capture_output=True, timeout=120)
+    migrated = run_atrium(["migrate"], env=env, timeout=120)
     assert migrated.returncode == 0, migrated.stderr
     topo = Topology(env=env, tmp=tmp_path)
     try:

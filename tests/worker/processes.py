@@ -1,17 +1,20 @@
-"""Real `atrium` processes for the tests that kill one, on a temporary SQLite file."""
+"""Real `atrium` processes for the tests that kill one, on a temporary SQLite file.
+
+They are started with `tests.processes.start_atrium`: forked from a forkserver that imported
+the server's libraries once (`ATRIUM_TEST_SPAWN=exec` runs the installed script instead).
+"""
 
 from __future__ import annotations
 
 import asyncio
 import secrets
 import signal
-import subprocess
 from pathlib import Path
 from types import TracebackType
 
 import httpx
 
-from tests.processes import ATRIUM, atrium_env, free_port, stop_process, wait_for_http
+from tests.processes import atrium_env, free_port, start_atrium, stop_process, wait_for_http
 
 
 def process_env(tmp_path: Path, **settings: str) -> dict[str, str]:
@@ -31,10 +34,8 @@ class AtriumProcess:
     def __init__(self, env: dict[str, str], log: Path, port: int, *args: str) -> None:
         self.url = f"http://127.0.0.1:{port}"
         self.log = log
-        self._out = log.open("w")
-        self.process = subprocess.Popen(
-            [ATRIUM, *args], env=env, stdout=self._out, stderr=subprocess.STDOUT, text=True
-        )
+        log.write_text("")
+        self.process = start_atrium(args, env=env, output=log)
 
     @classmethod
     def serve(cls, env: dict[str, str], log: Path, *options: str) -> AtriumProcess:
@@ -51,11 +52,9 @@ class AtriumProcess:
     def kill(self) -> None:
         self.process.send_signal(signal.SIGKILL)
         self.process.wait(timeout=10)
-        self._out.close()
 
     def stop(self) -> None:
         stop_process(self.process)
-        self._out.close()
 
 
 class Servers:
