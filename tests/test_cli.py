@@ -1,4 +1,10 @@
-"""The `atrium` command as a user runs it: a real server process, keys made and revoked by CLI."""
+"""The `atrium` command as a user runs it: a real server process, keys made and revoked by CLI.
+
+`atrium serve` runs as the installed script (these tests are about what it prints and does on
+its first and later starts). The other commands run through `tests.processes.run_atrium`: the
+same `atrium.cli:app` in a process of its own, forked from a forkserver that imported the
+libraries once (`ATRIUM_TEST_SPAWN=exec` runs them as the installed script too).
+"""
 
 from __future__ import annotations
 
@@ -12,7 +18,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from tests.processes import ATRIUM, atrium_env, free_port, wait_for_http
+from tests.processes import ATRIUM, atrium_env, free_port, run_atrium, wait_for_http
 
 KEY_PATTERN = re.compile(r"atr_[A-Za-z0-9_-]{20,}")
 
@@ -28,9 +34,7 @@ def cli_env(tmp_path: Path) -> dict[str, str]:
 def run_cli(
     env: dict[str, str], *args: str, cwd: Path | None = None
 ) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [ATRIUM, *args], env=env, cwd=cwd, capture_output=True, text=True, timeout=60, check=False
-    )
+    return run_atrium(args, env=env, cwd=cwd)
 
 
 class Server:
@@ -80,6 +84,8 @@ def test_first_start_prints_a_key_that_authenticates(serve: type[Server]) -> Non
     server = serve()
     keys = KEY_PATTERN.findall(server.output())
     assert len(keys) == 1, server.output()
+    # Which model new agents get, on the defaults (test_serve_says_which_model: another one).
+    assert "Default model: atrium:offline (built in" in server.output()
     response = account(server.url, keys[0])
     assert response.status_code == 200
     assert response.json()["account"]["name"] == "default"
@@ -93,7 +99,7 @@ def test_first_start_prints_a_key_that_authenticates(serve: type[Server]) -> Non
 def test_serve_says_which_model_new_agents_get(
     cli_env: dict[str, str], serve: type[Server]
 ) -> None:
-    assert "Default model: atrium:offline (built in" in serve().output()
+    # The default (atrium:offline) is checked on the first start of the test above.
     cli_env["ATRIUM_DEFAULT_MODEL"] = "openai:gpt-4o-mini"
     assert (
         "Default model: openai:gpt-4o-mini (unusable: openai models need ATRIUM_OPENAI_API_KEY"
