@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import os
 import shutil
-import subprocess
 import sys
 from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass
@@ -20,11 +19,11 @@ import pytest
 
 from tests import processes
 from tests.processes import (
-    ATRIUM,
     atrium_env,
     free_port,
     listening,
     new_account_key,
+    start_atrium,
     stop_process,
     wait_for_http,
 )
@@ -98,15 +97,14 @@ def server(tmp_path_factory: pytest.TempPathFactory, slow_llm: str) -> Iterator[
         PYTHONUNBUFFERED="1",
     )
     log = tmp / "serve.log"
-    with log.open("w") as out:
-        process = subprocess.Popen(
-            [ATRIUM, "serve", "--port", str(port)], env=env, stdout=out, stderr=subprocess.STDOUT
-        )
-        try:
-            wait_for_http(f"{url}/healthz", process=process, log=log)
-            yield Server(url=url, env=env, log=log)
-        finally:
-            stop_process(process)
+    log.write_text("")
+    # Forked from the forkserver that imported the server's libraries (tests/processes.py).
+    process = start_atrium(["serve", "--port", str(port)], env=env, output=log)
+    try:
+        wait_for_http(f"{url}/healthz", process=process, log=log)
+        yield Server(url=url, env=env, log=log)
+    finally:
+        stop_process(process)
 
 
 @dataclass
