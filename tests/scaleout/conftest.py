@@ -8,6 +8,7 @@ that imported the server's libraries once; `ATRIUM_TEST_SPAWN=exec` runs the ins
 
 from __future__ import annotations
 
+import asyncio
 import re
 import secrets
 import signal
@@ -107,6 +108,11 @@ async def shared_database() -> AsyncIterator[str]:
         )
     url, drop = await _create_postgres_database(POSTGRES_URL)
     try:
+        # Once per module, as an operator does before starting the processes (the tests share
+        # the database; each has its own accounts and Redis prefix).
+        env = atrium_env(ATRIUM_DATABASE_URL=url, PYTHONUNBUFFERED="1")
+        migrated = await asyncio.to_thread(run_atrium, ["migrate"], env=env, timeout=120)
+        assert migrated.returncode == 0, migrated.stderr
         yield url
     finally:
         await drop()
@@ -123,8 +129,6 @@ def topology(shared_database: str, slow_llm: str, tmp_path: Path) -> Iterator[To
         ATRIUM_SSE_MAX_STREAMS_PER_KEY="1000",
         PYTHONUNBUFFERED="1",
     )
-    migrated = run_atrium(["migrate"], env=env, timeout=120)
-    assert migrated.returncode == 0, migrated.stderr
     topo = Topology(env=env, tmp=tmp_path)
     try:
         yield topo
