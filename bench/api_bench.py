@@ -25,6 +25,7 @@ import asyncio
 import statistics
 from collections.abc import Awaitable, Callable
 from pathlib import Path
+from typing import TypeVar
 
 import httpx
 from harness import (
@@ -38,23 +39,48 @@ from harness import (
     sse_frames,
 )
 
+T = TypeVar("T")
+
+
+async def _retried(call: Callable[[], Awaitable[T]]) -> T:
+    """`call` again when a kept-alive connection was dropped under it (a create carries its
+    Idempotency-Key, so a retry is the same run)."""
+    for attempt in range(5):
+        try:
+            return await call()
+        except httpx.TransportError:
+            if attempt == 4:
+                raise
+    raise AssertionError("unreachable")
+
 
 async def _create(http: httpx.AsyncClient, index: int) -> str:
-    response = await http.post(RUNS, json={"prompt": f"api {index}"}, headers=new_idempotency_key())
-    response.raise_for_status()
-    run_id: str = response.json()["run_id"]
-    return run_id
+    headers = new_idempotency_key()
+
+    async def once() -> str:
+        response = await http.post(RUNS, json={"prompt": f"api {index}"}, headers=headers)
+        response.raise_for_status()
+        run_id: str = response.json()["run_id"]
+        return run_id
+
+    return await _retried(once)
 
 
 async def _stream(http: httpx.AsyncClient, run_id: str) -> None:
-    async with http.stream("GET", f"{RUNS}/{run_id}/events") as response:
-        response.raise_for_status()
-        async for _arrived, _frame in sse_frames(response):
-            return  # the replayed run.queued: close the stream
+    async def once() -> None:
+        async with http.stream("GET", f"{RUNS}/{run_id}/events") as response:
+            response.raise_for_status()
+            async for _arrived, _frame in sse_frames(response):
+                return  # the replayed run.queued: close the stream
+
+    await _retried(once)
 
 
 async def _poll(http: httpx.AsyncClient, run_id: str) -> None:
-    (await http.get(f"{RUNS}/{run_id}")).raise_for_status()
+    async def once() -> None:
+        (await http.get(f"{RUNS}/{run_id}")).raise_for_status()
+
+    await _retried(once)
 
 
 async def _phase(
