@@ -279,7 +279,9 @@ _ACTIVITIES = [
     ("WorkerPool", "worker pool: claim, heartbeat, recovery"),
     ("GatewayMiddleware", "HTTP: gateway (auth, rate limit)"),
     ("RequestContextMiddleware", "HTTP: the rest of the app"),
-    ("(uvicorn/", "HTTP: uvicorn"),
+    # Not "(uvicorn/": every sample of the main thread has `uvicorn.run` at its root, so that
+    # rule named everything unmatched above "uvicorn".
+    ("(uvicorn/protocols/", "HTTP: uvicorn"),
 ]
 
 
