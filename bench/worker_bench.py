@@ -37,6 +37,7 @@ from harness import (
     RUNS,
     Meter,
     atrium_env,
+    bench_agent,
     calibration_ms,
     free_port,
     new_idempotency_key,
@@ -48,7 +49,6 @@ from harness import (
     wait_until_healthy,
 )
 from runs_bench import runs_of
-from streaming_bench import _agent
 
 
 @contextlib.contextmanager
@@ -128,7 +128,7 @@ async def _burst(url: str, key: str, worker: int, args: argparse.Namespace) -> N
     headers = {"Authorization": f"Bearer {key}"}
     async with httpx.AsyncClient(base_url=url, headers=headers, timeout=300, limits=limits) as http:
         model = "atrium:offline" if args.offline else "openai-compatible:bench"
-        agent_id = await _agent(http, model)
+        agent_id = await bench_agent(http, model)
         warm = await asyncio.gather(*(_create(http, agent_id, i) for i in range(args.warmup)))
         await _drained(http, list(warm))
         await asyncio.sleep(1)
