@@ -8,7 +8,7 @@ PORT ?= 8000
 
 .PHONY: install run test lint format bench clean
 
-$(BIN)/.installed: pyproject.toml
+$(BIN)/.installed: pyproject.toml hatch_build.py
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
 	$(BIN)/pip install --quiet -e '.[dev]'
@@ -23,8 +23,8 @@ test: install  ## the whole test suite
 	$(BIN)/pytest
 
 lint: install  ## ruff, mypy (strict on src/), and the generated sync client is not stale
-	$(BIN)/ruff check src tests bench examples
-	$(BIN)/ruff format --check src tests bench examples
+	$(BIN)/ruff check src tests bench examples hatch_build.py
+	$(BIN)/ruff format --check src tests bench examples hatch_build.py
 	$(BIN)/mypy
 	$(BIN)/python -m atrium.client._unasync --check
 
@@ -34,12 +34,13 @@ bench: install  ## every benchmark (long: loads 1,000,000 rows; see README "Benc
 	$(BIN)/python bench/agent_loop_bench.py
 	$(BIN)/python bench/runs_bench.py
 	$(BIN)/python bench/streaming_bench.py
+	$(BIN)/python bench/worker_bench.py
 	$(BIN)/python bench/scaleout_bench.py
 	$(BIN)/python bench/startup_bench.py
 
 format: install  ## ruff fixes and formats; regenerates the sync client from the async one
-	$(BIN)/ruff check --fix src tests bench examples
-	$(BIN)/ruff format src tests bench examples
+	$(BIN)/ruff check --fix src tests bench examples hatch_build.py
+	$(BIN)/ruff format src tests bench examples hatch_build.py
 	$(BIN)/python -m atrium.client._unasync
 
 clean:

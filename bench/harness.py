@@ -331,6 +331,14 @@ def profile_summary(path: Path, *, top: int = 15) -> str:
     return "\n".join(lines)
 
 
+async def bench_agent(http: httpx.AsyncClient, model: str) -> str:
+    """A new agent `bench` on `model`; its id."""
+    response = await http.post("/v1/agents", json={"name": "bench", "config": {"model": model}})
+    response.raise_for_status()
+    agent_id: str = response.json()["agent_id"]
+    return agent_id
+
+
 def new_idempotency_key() -> dict[str, str]:
     return {"Idempotency-Key": secrets.token_hex(8)}
 

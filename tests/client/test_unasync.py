@@ -1,6 +1,8 @@
 """The blocking client is generated from the asyncio one: `_sync.py` must be what `_async.py` makes.
 
-`make lint` runs the same check; this keeps `make test` from passing on a stale copy too.
+The build writes it (hatch_build.py) and git ignores it; an editable install keeps the copy it
+wrote, so an `_async.py` edited since must not pass unnoticed: `make lint` runs the same check,
+and this keeps `make test` from passing on a stale copy too.
 """
 
 from __future__ import annotations
@@ -11,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from atrium.client._unasync import SOURCE, TARGET, StaleRules, generate, rewrite
+from atrium.client._unasync import SOURCE, TARGET, StaleRules, generate, rewrite, yield_from
 
 
 def _check(*args: str) -> subprocess.CompletedProcess[str]:
@@ -26,10 +28,13 @@ def _check(*args: str) -> subprocess.CompletedProcess[str]:
 def test_the_sync_client_is_what_the_async_one_generates() -> None:
     expected = generate(SOURCE.read_text())
     assert TARGET.read_text() == expected, "_sync.py is stale: run `make format`"
+    # Not formatted by ruff (git ignores it, so lint does not read it), but valid for mypy, and
+    # the re-yielding loops became `yield from` (closing a stream closes its connection).
+    assert "        yield from self._client._events(" in expected
     assert TARGET.read_text().startswith("# Code generated from _async.py")
 
 
-def test_check_passes_on_the_committed_file_and_fails_on_a_stale_copy(tmp_path: Path) -> None:
+def test_check_passes_on_the_built_file_and_fails_on_a_stale_copy(tmp_path: Path) -> None:
     current = _check()
     assert current.returncode == 0, current.stdout + current.stderr
 
@@ -56,6 +61,8 @@ def test_the_rewrite_turns_asyncio_words_into_blocking_ones() -> None:
     source = "".join(
         [
             '"""`AsyncClient`: the asyncio client."""\n',
+            "import asyncio\n",
+            "from collections.abc import AsyncIterator, Awaitable, Callable\n",
             "async def f(x: AsyncIterator[int]) -> None:  # noqa: ASYNC109 - why\n",
             "    async with aconnect_sse(x) as s:\n",
             "        async for e in s.aiter_sse():\n",
@@ -69,6 +76,7 @@ def test_the_rewrite_turns_asyncio_words_into_blocking_ones() -> None:
     )
     assert rewrite(source).splitlines() == [
         '"""`Client`: the blocking client."""',
+        "from collections.abc import Iterator, Callable",
         "def f(x: Iterator[int]) -> None:",
         "    with connect_sse(x) as s:",
         "        for e in s.iter_sse():",
@@ -78,4 +86,34 @@ def test_the_rewrite_turns_asyncio_words_into_blocking_ones() -> None:
         "@contextmanager",
         "def __enter__(self, h: Callable[[E], None]) -> None: ...",
         "def __exit__(self) -> None: ...",
+    ]
+
+
+def test_only_loops_that_just_re_yield_become_yield_from() -> None:
+    source = "".join(
+        [
+            "def f(pages):\n",
+            "    for page in pages(\n",
+            "        1,\n",
+            "    ):\n",
+            "        yield page\n",
+            "    for page in pages():\n",
+            "        yield page.data\n",
+            "    for page in pages():\n",
+            "        yield page\n",
+            "    else:\n",
+            "        pass\n",
+        ]
+    )
+    assert yield_from(source).splitlines() == [
+        "def f(pages):",
+        "    yield from pages(",
+        "        1,",
+        "    )",
+        "    for page in pages():",
+        "        yield page.data",
+        "    for page in pages():",
+        "        yield page",
+        "    else:",
+        "        pass",
     ]

@@ -25,17 +25,32 @@ CONNECT_TIMEOUT = 1.5
 CALL_TIMEOUT = 1.5
 
 
+SETTINGS: dict[str, object] = {
+    # The MCP servers of these tests are on loopback.
+    "allow_private_targets": True,
+    # PostgreSQL deployments need a key to store headers (SQLite makes a key file).
+    "secrets_key": "S1bW8pJ0Mr0rD8vY3G7wI8i3oW3ci6ZK0oDk7Q0Z5mU=",
+}
+
+
 @pytest.fixture
 def settings_overrides() -> dict[str, object]:
-    return {
-        # The MCP servers of these tests are on loopback.
-        "allow_private_targets": True,
-        "mcp_connect_timeout_seconds": CONNECT_TIMEOUT,
-        "mcp_list_timeout_seconds": CONNECT_TIMEOUT,
-        "mcp_call_timeout_seconds": CALL_TIMEOUT,
-        # PostgreSQL deployments need a key to store headers (SQLite makes a key file).
-        "secrets_key": "S1bW8pJ0Mr0rD8vY3G7wI8i3oW3ci6ZK0oDk7Q0Z5mU=",
-    }
+    """The default MCP timeouts (10 s to connect and list, 60 s a call): a run on a loaded
+    machine (the whole suite on 2 cores) may take over a second to connect. The tests of a
+    timeout shorten the one they test."""
+    return SETTINGS
+
+
+SHORT_CONNECT = pytest.mark.parametrize(
+    "settings_overrides",
+    [{**SETTINGS, "mcp_connect_timeout_seconds": CONNECT_TIMEOUT}],
+    ids=["short-connect"],
+)
+SHORT_CALL = pytest.mark.parametrize(
+    "settings_overrides",
+    [{**SETTINGS, "mcp_call_timeout_seconds": CALL_TIMEOUT}],
+    ids=["short-call"],
+)
 
 
 @pytest.fixture
@@ -217,6 +232,7 @@ async def _failed_run(
     return done, time.monotonic() - started
 
 
+@SHORT_CONNECT
 async def test_a_server_that_is_down_fails_the_run_with_tool_error(
     client: httpx.AsyncClient, auth: dict[str, str], make_agent: AgentFactory
 ) -> None:
@@ -231,6 +247,7 @@ async def test_a_server_that_is_down_fails_the_run_with_tool_error(
     assert took < CONNECT_TIMEOUT + 5
 
 
+@SHORT_CONNECT
 async def test_a_server_that_never_answers_fails_the_run_within_the_connect_timeout(
     client: httpx.AsyncClient, auth: dict[str, str], make_agent: AgentFactory
 ) -> None:
@@ -243,6 +260,7 @@ async def test_a_server_that_never_answers_fails_the_run_within_the_connect_time
     assert CONNECT_TIMEOUT <= took < CONNECT_TIMEOUT + 8
 
 
+@SHORT_CALL
 async def test_a_slow_tool_fails_the_run_within_the_call_timeout(
     client: httpx.AsyncClient,
     auth: dict[str, str],

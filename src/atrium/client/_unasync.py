@@ -2,10 +2,16 @@
 
 httpcore's unasync habit: the asyncio client is the only source. A word-level rewrite (`async def`
 to `def`, `await x` to `x`, `AsyncClient` to `Client`, `aread` to `read`, ...) turns it into the
-blocking client; ruff then sorts the imports, drops the ones the rewrite left unused and formats.
-What no rewrite expresses lives in `_hooks.py`, written twice.
+blocking client, and a loop that only re-yields (`for x in it: yield x`, which async generators
+must spell out) becomes `yield from it`. What no rewrite expresses lives in `_hooks.py`, written
+twice.
 
-    python -m atrium.client._unasync           # (re)write _sync.py
+`_sync.py` is a build product, not a source file: the package build (`hatch_build.py`, so every
+`pip install`, `make install` included) writes it, and git ignores it. One copy of the client is
+kept by hand, and no second one sits in the tree to drift or to be read twice. Standard library
+only, so the build can run it before anything is installed.
+
+    python -m atrium.client._unasync           # (re)write _sync.py after editing _async.py
     python -m atrium.client._unasync --check   # exit 1 when _sync.py is stale
 
 `make format` runs the first, `make lint` (so CI) the second, and tests/client checks it too.
@@ -15,9 +21,9 @@ A rule that no longer matches anything fails the run, so the list cannot silentl
 from __future__ import annotations
 
 import argparse
+import ast
 import difflib
 import re
-import subprocess
 import sys
 from pathlib import Path
 
@@ -26,11 +32,14 @@ TARGET = Path(__file__).with_name("_sync.py")
 
 HEADER = (
     "# Code generated from _async.py by `python -m atrium.client._unasync`. DO NOT EDIT.\n"
-    "# Change _async.py, then run `make format`; `make lint` and the tests fail on a stale copy.\n"
+    "# A build product (git ignores it): edit _async.py; `make format` or an install rewrites it.\n"
 )
 
 # (pattern, replacement), applied in this order to every line of _async.py.
 RULES: tuple[tuple[str, str], ...] = (
+    # Imports only the asyncio code uses (`asyncio` for its sleep, `Awaitable` for hooks).
+    (r"^import asyncio\n", ""),
+    (r"\bAwaitable, ", ""),
     # The docstrings name the kind of client ("the asyncio client" becomes "the blocking client").
     (r"\basyncio client\b", "blocking client"),
     (r"\basyncio\.sleep\b", "time.sleep"),
@@ -47,13 +56,6 @@ RULES: tuple[tuple[str, str], ...] = (
     # Waivers of asyncio-only lint rules (ASYNC109: a `timeout` parameter of an async function).
     (r" *# noqa: ASYNC\d+.*", ""),
 )
-
-# After the rewrite: sort imports (I), drop the ones only the asyncio code used (F401: asyncio,
-# Awaitable), and turn `for x in it: yield x`, which async generators must spell out, into
-# `yield from it` (UP028; an "unsafe" fix only because `yield from` also forwards send() and
-# close() to the inner generator, which is what the event stream wants: closing `runs.stream()`
-# closes its connection at once).
-RUFF_FIXES = "I,F401,UP028"
 
 
 class StaleRules(Exception):
@@ -76,25 +78,36 @@ def rewrite(source: str) -> str:
     return "".join(lines)
 
 
-def _ruff(*args: str, text: str) -> str:
-    # --stdin-filename gives ruff the project's settings and tells it the module is first-party.
-    command = [sys.executable, "-m", "ruff", *args, "--stdin-filename", str(TARGET), "-"]
-    return subprocess.run(command, input=text, capture_output=True, text=True, check=True).stdout
+def yield_from(source: str) -> str:
+    """`for x in it: yield x` as `yield from it`: besides being shorter, `yield from` forwards
+    close() to the inner generator, which is what the event stream wants (closing
+    `runs.stream()` closes its connection at once). Found with `ast`, so a loop that does
+    anything else is left alone."""
+    lines = source.splitlines(keepends=True)
+    loops = [
+        node
+        for node in ast.walk(ast.parse(source))
+        if isinstance(node, ast.For)
+        and isinstance(node.target, ast.Name)
+        and not node.orelse
+        and len(node.body) == 1
+        and isinstance(node.body[0], ast.Expr)
+        and isinstance(node.body[0].value, ast.Yield)
+        and isinstance(node.body[0].value.value, ast.Name)
+        and node.body[0].value.value.id == node.target.id
+    ]
+    # From the last to the first, so the line numbers of the ones still to do hold.
+    for loop in sorted(loops, key=lambda node: node.lineno, reverse=True):
+        iterable = ast.get_source_segment(source, loop.iter)
+        assert iterable is not None and loop.end_lineno is not None
+        indent = lines[loop.lineno - 1][: loop.col_offset]
+        lines[loop.lineno - 1 : loop.end_lineno] = [f"{indent}yield from {iterable}\n"]
+    return "".join(lines)
 
 
 def generate(source: str) -> str:
     """The complete `_sync.py` that `source` (the text of `_async.py`) makes."""
-    fixed = _ruff(
-        "check",
-        "--quiet",
-        "--exit-zero",
-        "--fix",
-        "--unsafe-fixes",
-        "--select",
-        RUFF_FIXES,
-        text=HEADER + rewrite(source),
-    )
-    return _ruff("format", "--quiet", text=fixed)
+    return HEADER + yield_from(rewrite(source))
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -116,7 +129,7 @@ def main(argv: list[str] | None = None) -> int:
             f"{target} (generated from {SOURCE.name})",
         )
         sys.stdout.writelines(diff)
-        print(f"\n{target} is stale: run `make format` (python -m atrium.client._unasync)")
+        print(f"\n{target} is stale: run `python -m atrium.client._unasync` (or `make format`)")
         return 1
     target.write_text(expected)
     print(f"wrote {target} from {SOURCE.name}")
