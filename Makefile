@@ -34,6 +34,8 @@ bench: install  ## every benchmark (long: loads 1,000,000 rows; see README "Benc
 	$(BIN)/python bench/agent_loop_bench.py
 	$(BIN)/python bench/runs_bench.py
 	$(BIN)/python bench/streaming_bench.py
+	$(BIN)/python bench/api_bench.py
+	$(BIN)/python bench/worker_bench.py
 	$(BIN)/python bench/scaleout_bench.py
 	$(BIN)/python bench/startup_bench.py
 

@@ -279,7 +279,9 @@ _ACTIVITIES = [
     ("WorkerPool", "worker pool: claim, heartbeat, recovery"),
     ("GatewayMiddleware", "HTTP: gateway (auth, rate limit)"),
     ("RequestContextMiddleware", "HTTP: the rest of the app"),
-    ("(uvicorn/", "HTTP: uvicorn"),
+    # Not "(uvicorn/": every sample of the main thread has `uvicorn.run` at its root, so that
+    # rule named everything unmatched above "uvicorn".
+    ("(uvicorn/protocols/", "HTTP: uvicorn"),
 ]
 
 
@@ -329,6 +331,14 @@ def profile_summary(path: Path, *, top: int = 15) -> str:
     lines.append(f"top {top} functions by own time:")
     lines += [f"  {share / total:6.1%}  {name}" for name, share in by_frame.most_common(top)]
     return "\n".join(lines)
+
+
+async def bench_agent(http: httpx.AsyncClient, model: str) -> str:
+    """A new agent `bench` on `model`; its id."""
+    response = await http.post("/v1/agents", json={"name": "bench", "config": {"model": model}})
+    response.raise_for_status()
+    agent_id: str = response.json()["agent_id"]
+    return agent_id
 
 
 def new_idempotency_key() -> dict[str, str]:

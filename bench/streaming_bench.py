@@ -41,6 +41,7 @@ from harness import (
     Meter,
     atrium_cluster,
     atrium_serve,
+    bench_agent,
     calibration_ms,
     new_idempotency_key,
     percentile,
@@ -155,13 +156,6 @@ async def _one(http: httpx.AsyncClient, agent_id: str, index: int, tally: Tally)
         tally.unfinished += 1
 
 
-async def _agent(http: httpx.AsyncClient, model: str) -> str:
-    response = await http.post("/v1/agents", json={"name": "bench", "config": {"model": model}})
-    response.raise_for_status()
-    agent_id: str = response.json()["agent_id"]
-    return agent_id
-
-
 @dataclass
 class Figures:
     """One burst's outcome, for the summary of the scale-out rounds."""
@@ -200,7 +194,7 @@ async def burst(
             return clients[index % len(clients)]
 
         model = "atrium:offline" if args.offline else "openai-compatible:bench"
-        agent_id = await _agent(clients[0], model)
+        agent_id = await bench_agent(clients[0], model)
         warm = Tally()  # imports, caches, the model client's first connections
         await asyncio.gather(*(_one(http(i), agent_id, i, warm) for i in range(args.warmup)))
         await asyncio.sleep(1)

@@ -138,10 +138,16 @@ def serve(settings: Settings, *, host: str, port: int) -> None:
 
 
 def work(settings: Settings) -> None:
+    from uvicorn.loops.auto import auto_loop_factory
+
     from atrium.worker.process import run_worker_process
 
     tune_gc()
-    asyncio.run(run_worker_process(settings))
+    # The event loop `serve` runs on (uvicorn's choice: uvloop where it is installed), not
+    # asyncio's default: a worker's CPU is mostly callbacks, tasks and sockets of the loop
+    # (pydantic-ai's stream layers, the model's HTTP stream), which uvloop runs in C.
+    with asyncio.Runner(loop_factory=auto_loop_factory()) as runner:
+        runner.run(run_worker_process(settings))
 
 
 def create_key(settings: Settings, *, account: str, tier: str) -> auth_service.IssuedKey:

@@ -134,11 +134,12 @@ async def list_runs(
 
 @router.get("/{run_id}", **_RUN_RESPONSE)  # type: ignore[arg-type]
 async def get_run(
-    run_id: str, session: SessionDep, principal: CurrentPrincipal, settings: SettingsDep
+    run_id: str, db: DatabaseDep, principal: CurrentPrincipal, settings: SettingsDep
 ) -> RunOut:
     """The run; once finished also `result` (completed), `artifacts`, `billing` in credits, and
     `error` (failed)."""
-    view = await service.run_view(session, account_id=principal.account_id, run_id=run_id)
+    # Point reads, no session: polling clients ask for this again and again (docs/runs.md).
+    view = await service.shown_run(db, account_id=principal.account_id, run_id=run_id)
     return presenters.view_out(settings, view)
 
 

@@ -316,6 +316,26 @@ async def run_view(session: AsyncSession, *, account_id: int, run_id: str) -> Ru
     return view
 
 
+async def shown_run(db: Database, *, account_id: int, run_id: str) -> RunView:
+    """`run_view` as point reads (no session): what `GET /agent/runs/{run_id}` shows."""
+    found = (
+        await db.point_read(
+            functools.partial(
+                repository.run_with_artifacts,
+                account_id=account_id,
+                run_id=run_id,
+                finished=TERMINAL_STATUSES,
+            )
+        )
+        if _ID.match(run_id)
+        else None
+    )
+    if found is None:
+        raise _not_found(run_id)
+    run, artifacts = found
+    return RunView(run, artifacts)
+
+
 async def _views(session: AsyncSession, runs: Sequence[Run]) -> list[RunView]:
     """Each run with its artifacts' metadata, loaded for the finished ones (only they show it)."""
     finished = [run.id for run in runs if run.status in TERMINAL_STATUSES]

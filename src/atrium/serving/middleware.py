@@ -95,7 +95,9 @@ class ServedDomainsMiddleware:
             await self.app(scope, receive, send)
             return
         host = request_host(scope)
-        if host is None or is_reserved(scope["path"]) or not self.could_be_domain(host):
+        # The host first: for the service's own host (every API request) that is a set lookup,
+        # where `is_reserved` normalizes the path (a regex and `normpath` per request).
+        if host is None or not self.could_be_domain(host) or is_reserved(scope["path"]):
             await self.app(scope, receive, send)
             return
         async with self.db.session(write=False) as session:
