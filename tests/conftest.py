@@ -4,7 +4,9 @@
   database test runs on PostgreSQL too, in a fresh database created for this test session.
 - `ATRIUM_TEST_REDIS_URL` (e.g. redis://127.0.0.1:6379/0): Redis-backed tests run.
 
-Each backend is migrated once per session with Alembic; every test starts from empty tables.
+Each backend is migrated once per session with Alembic; every test starts from empty tables,
+except a test marked `keep_tables`: its module seeded records once (a module-scoped fixture that
+empties the tables itself) and its tests keep apart by account.
 
 The `app` of a test is reused by the next test that asks for the same settings while it is idle
 (tests/apps.py): starting an app (engines, worker pool, webhook sender, FastAPI's per-route state
@@ -191,15 +193,7 @@ async def settings(
     settings_overrides: dict[str, object],
     quiet_dns: DNSServer,
 ) -> Settings:
-    values: dict[str, object] = {
-        "database_url": database_url,
-        "dns_nameservers": [quiet_dns.address],
-        "redis_url": None,
-    }
-    values.update(settings_overrides)
-    # A fresh prefix keeps every test's Redis counters and channels apart.
-    values.setdefault("redis_prefix", f"atrium-test-{secrets.token_hex(4)}")
-    made = Settings(_env_file=None, **values)  # type: ignore[arg-type]
+    made = build_settings(database_url, quiet_dns, settings_overrides)
     wanted: Settings | None = made
     if request.node.get_closest_marker("fresh_app"):
         wanted = None
@@ -208,8 +202,25 @@ async def settings(
         # Redis counters and channels with them (under a prefix of its own).
         wanted = None
     await apps.prepare(database_url, wanted)
-    await apps.empty_tables(database_url)
+    if not request.node.get_closest_marker("keep_tables"):
+        await apps.empty_tables(database_url)
     return made
+
+
+def build_settings(
+    database_url: str, quiet_dns: DNSServer, overrides: dict[str, object]
+) -> Settings:
+    """A test's settings, as the `settings` fixture makes them: also for a module-scoped
+    fixture that wants the app its module's tests will reuse."""
+    values: dict[str, object] = {
+        "database_url": database_url,
+        "dns_nameservers": [quiet_dns.address],
+        "redis_url": None,
+    }
+    values.update(overrides)
+    # A fresh prefix keeps every test's Redis counters and channels apart.
+    values.setdefault("redis_prefix", f"atrium-test-{secrets.token_hex(4)}")
+    return Settings(_env_file=None, **values)  # type: ignore[arg-type]
 
 
 @pytest.fixture

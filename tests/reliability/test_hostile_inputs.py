@@ -5,19 +5,31 @@ path parameter, query parameter, declared header and body field (as JSON and as 
 malformed bodies and abusive headers go to every operation. Whatever comes back must not be a
 5xx or a 403, every error must be the one error body, nothing may leak a trace, and the seeded
 records must still be there afterwards.
+
+Seeding an account (an agent run among its records) cost as much CPU as a tenth of a test, so
+one account per backend is seeded for the whole module and the tests that only read (GET) share
+it; a test that may change or delete records seeds an account of its own (its records and runs
+are nobody else's), with a run only when its operation names one. The tables are therefore not
+emptied between this module's tests (`keep_tables`): accounts keep them apart.
 """
 
 from __future__ import annotations
 
 import json
 import re
+import secrets
+from collections.abc import AsyncIterator
 from typing import Any
 from urllib.parse import quote
 
 import httpx
 import pytest
 
-from tests.conftest import bearer
+from atrium.auth.service import create_key
+from atrium.db.engine import Database
+from tests import apps
+from tests.conftest import KeyFactory, bearer, build_settings
+from tests.dns_server import DNSServer
 from tests.reliability.conftest import (
     OPENAPI_DOCUMENT,
     Seeded,
@@ -205,13 +217,50 @@ class Judge:
             self.problems.append(f"{what}\n    -> {problem}")
 
 
+pytestmark = pytest.mark.keep_tables
+OVERRIDES: dict[str, object] = {
+    "rate_limit_standard": "1000000/hour",
+    "rate_limit_anonymous": "1000000/hour",
+    "run_poll_seconds": 0.2,
+}
+
+
 @pytest.fixture
 def settings_overrides() -> dict[str, object]:
-    return {
-        "rate_limit_standard": "1000000/hour",
-        "rate_limit_anonymous": "1000000/hour",
-        "run_poll_seconds": 0.2,
-    }
+    return dict(OVERRIDES)
+
+
+@pytest.fixture(scope="module")
+async def shared_account(database_url: str, quiet_dns: DNSServer) -> AsyncIterator[Seeded]:
+    """The account the reading tests share, seeded once per backend on empty tables, through
+    the app those tests reuse (same settings)."""
+    settings = build_settings(database_url, quiet_dns, OVERRIDES)
+    await apps.prepare(database_url, settings)
+    await apps.empty_tables(database_url)
+    app = await apps.running(settings)
+    try:
+        database: Database = app.state.db
+        async with database.transaction() as session:
+            issued = await create_key(session, account_name="hostile-readers", tier="standard")
+        transport = httpx.ASGITransport(app=app)
+        async with httpx.AsyncClient(transport=transport, base_url="http://testserver") as client:
+            seeded = await seed_account(client, bearer(issued.key), "hostile")
+    finally:
+        await apps.release(app)
+    yield seeded
+
+
+async def _account_for(
+    client: httpx.AsyncClient, make_key: KeyFactory, shared: Seeded, method: str, path: str
+) -> Seeded:
+    """The shared account for an operation that only reads; else an account of the test's own
+    (a fresh tag: domain names are unique across accounts), with a run when the operation
+    names one or acts on an agent (every seeded agent used to have a run)."""
+    if method == "GET":
+        return shared
+    key = await make_key()
+    run = "{run_id}" in path or "{agent_id}" in path
+    return await seed_account(client, bearer(key.key), f"hostile-{secrets.token_hex(4)}", run=run)
 
 
 @pytest.mark.parametrize(
@@ -221,12 +270,14 @@ def settings_overrides() -> dict[str, object]:
 )
 async def test_hostile_inputs_never_break_an_operation(
     client: httpx.AsyncClient,
-    auth: dict[str, str],
+    make_key: KeyFactory,
+    shared_account: Seeded,
     method: str,
     path: str,
     operation: dict[str, Any],
 ) -> None:
-    seeded = await seed_account(client, auth, "hostile")
+    seeded = await _account_for(client, make_key, shared_account, method, path)
+    auth = seeded.headers
     judge = Judge(client, auth)
     real = _real_path(path, seeded)
     parameters = operation.get("parameters", [])
