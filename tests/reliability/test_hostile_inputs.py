@@ -24,6 +24,7 @@ from urllib.parse import quote
 
 import httpx
 import pytest
+from fastapi import FastAPI
 
 from atrium.auth.service import create_key
 from atrium.db.engine import Database
@@ -160,10 +161,15 @@ def _json_bytes(document: Any) -> bytes:
 
 
 class Judge:
-    """Sends requests and collects every response that breaks the rules."""
+    """Sends requests and collects every response that breaks the rules.
 
-    def __init__(self, client: httpx.AsyncClient, headers: dict[str, str]) -> None:
+    Each request goes straight to the app's ASGI transport, not through the client's `send`
+    (authentication, redirects, cookies and event hooks, none of them used here): over the
+    ~5,500 requests a backend sends, that step cost about a tenth of the module's CPU."""
+
+    def __init__(self, client: httpx.AsyncClient, app: FastAPI, headers: dict[str, str]) -> None:
         self.client = client
+        self.transport = httpx.ASGITransport(app=app)
         self.headers = headers
         self.problems: list[str] = []
         self.sent = 0
@@ -189,7 +195,8 @@ class Judge:
             [(k, v) for k, v in request.headers.raw if k.lower() not in {k2 for k2, _ in raw}] + raw
         )
         self.sent += 1
-        response = await self.client.send(request)
+        response = await self.transport.handle_async_request(request)
+        await response.aread()
         self.judge(
             f"{method} {url[:120]!r} ct={content_type!r} body={content[:80]!r}"
             if content is not None
@@ -270,6 +277,7 @@ async def _account_for(
 )
 async def test_hostile_inputs_never_break_an_operation(
     client: httpx.AsyncClient,
+    app: FastAPI,
     make_key: KeyFactory,
     shared_account: Seeded,
     method: str,
@@ -278,7 +286,7 @@ async def test_hostile_inputs_never_break_an_operation(
 ) -> None:
     seeded = await _account_for(client, make_key, shared_account, method, path)
     auth = seeded.headers
-    judge = Judge(client, auth)
+    judge = Judge(client, app, auth)
     real = _real_path(path, seeded)
     parameters = operation.get("parameters", [])
 
@@ -394,10 +402,10 @@ OUTSIDE_PATHS = [
 ]
 
 
-async def test_hostile_requests_outside_the_groups(client: httpx.AsyncClient) -> None:
+async def test_hostile_requests_outside_the_groups(client: httpx.AsyncClient, app: FastAPI) -> None:
     """Health, metrics, docs, the dashboard and unknown paths, with every method and hostile
     Host headers (served domains look the Host up in the database)."""
-    judge = Judge(client, {})
+    judge = Judge(client, app, {})
     for path in OUTSIDE_PATHS:
         for method in ("GET", "HEAD", "POST", "PUT", "DELETE", "OPTIONS", "TRACE", "PATCH"):
             await judge.send(method, path)
