@@ -98,15 +98,21 @@ async def test_sigkill_loses_no_acknowledged_write_and_strands_no_run(
             writer = Writer(api)
             stop = asyncio.Event()
             writing = asyncio.create_task(writer.run(stop))
-            # Kill once runs are mid-execution and the writer has written for a while.
-            for _ in range(200):
-                statuses = await _statuses(api, run_ids)
-                if sum(s["status"] == "running" for s in statuses.values()) == 2:
+            loop = asyncio.get_running_loop()
+            written_for_a_while = loop.time() + 0.5
+            # Kill once the writer has written for a while, with writes acknowledged, and two
+            # runs are mid-execution, all seen in the same look. Not on one look after a fixed
+            # pause: on a loaded machine the writer's first answer came later than that, or
+            # the look fell between one run's end and the next one's start.
+            deadline = loop.time() + 60
+            while True:
+                before_kill = await _statuses(api, run_ids)
+                running = [s["status"] for s in before_kill.values()].count("running")
+                ready = running == 2 and bool(writer.domains) and loop.time() >= written_for_a_while
+                if ready or loop.time() > deadline:
                     break
                 await asyncio.sleep(0.05)
-            await asyncio.sleep(0.5)
-            before_kill = await _statuses(api, run_ids)
-            assert [s["status"] for s in before_kill.values()].count("running") == 2
+            assert running == 2, [s["status"] for s in before_kill.values()]
             assert len(writer.domains) > 0
             first.kill()  # SIGKILL while the writer's requests are in flight
             stop.set()

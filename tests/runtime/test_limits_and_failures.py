@@ -22,11 +22,17 @@ from tests.runs.helpers import create_run, read_stream, wait_finished
 
 @pytest.fixture
 def settings_overrides() -> dict[str, object]:
-    return {
-        "run_timeout_seconds": 0.5,
-        "run_request_limit": 3,
-        "credit_prices": {"test:plain": {"input": 1000.0, "output": 2000.0}},
-    }
+    return BASE
+
+
+BASE: dict[str, object] = {
+    "run_request_limit": 3,
+    "credit_prices": {"test:plain": {"input": 1000.0, "output": 2000.0}},
+}
+# Only the timeout's own test runs under a short timeout: with it module-wide, the looping
+# agent's three requests and tool calls took longer than 0.5 s on a loaded machine and its run
+# failed with RUN_TIMEOUT instead of USAGE_LIMIT_EXCEEDED.
+SHORT_TIMEOUT = {**BASE, "run_timeout_seconds": 0.5}
 
 
 async def _slow(_messages: list[ModelMessage], _info: AgentInfo) -> AsyncIterator[str]:
@@ -49,6 +55,7 @@ async def _rate_limited_stream(messages: list[ModelMessage], info: AgentInfo) ->
     yield ""  # pragma: no cover - never reached
 
 
+@pytest.mark.parametrize("settings_overrides", [SHORT_TIMEOUT], ids=["short-timeout"])
 async def test_a_run_past_its_timeout_fails(
     client: httpx.AsyncClient,
     auth: dict[str, str],
