@@ -121,6 +121,36 @@ class Server:
     workdir: Path
 
 
+def sqlite_env(
+    prefix: str, settings: dict[str, str] | None = None
+) -> tuple[Path, int, dict[str, str]]:
+    """A fresh temp dir (named `prefix`…), a free loopback port and the environment of an
+    `atrium` process on a new SQLite file there, `settings` (names without `ATRIUM_`) changed
+    from the defaults."""
+    workdir = Path(tempfile.mkdtemp(prefix=prefix))
+    port = free_port()
+    env = atrium_env(
+        ATRIUM_DATABASE_URL=f"sqlite+aiosqlite:///{workdir / 'atrium.db'}",
+        ATRIUM_PUBLIC_URL=f"http://127.0.0.1:{port}",
+        **{f"ATRIUM_{name.upper()}": value for name, value in (settings or {}).items()},
+    )
+    return workdir, port, env
+
+
+def migrate_and_key(env: dict[str, str], *, tier: str = "premium") -> str:
+    """`atrium migrate` on `env`'s database, then a key of account `bench` in `tier`."""
+    subprocess.run([ATRIUM, "migrate"], env=env, check=True, capture_output=True)
+    made = subprocess.run(
+        [ATRIUM, "keys", "create", "--account", "bench", "--tier", tier],
+        env=env,
+        check=True,
+        capture_output=True,
+        text=True,
+    )
+    key: str = _KEY.findall(made.stdout)[-1]
+    return key
+
+
 @contextlib.contextmanager
 def atrium_serve(
     *, settings: dict[str, str] | None = None, tier: str = "premium"
@@ -132,22 +162,8 @@ def atrium_serve(
     that follows its own runs makes two requests per run, and the standard tier's 1000/hour
     would refuse half of a 1,000-run burst.
     """
-    workdir = Path(tempfile.mkdtemp(prefix="atrium-bench-"))
-    port = free_port()
-    env = atrium_env(
-        ATRIUM_DATABASE_URL=f"sqlite+aiosqlite:///{workdir / 'atrium.db'}",
-        ATRIUM_PUBLIC_URL=f"http://127.0.0.1:{port}",
-        **{f"ATRIUM_{name.upper()}": value for name, value in (settings or {}).items()},
-    )
-    subprocess.run([ATRIUM, "migrate"], env=env, check=True, capture_output=True)
-    made = subprocess.run(
-        [ATRIUM, "keys", "create", "--account", "bench", "--tier", tier],
-        env=env,
-        check=True,
-        capture_output=True,
-        text=True,
-    )
-    key = _KEY.findall(made.stdout)[-1]
+    workdir, port, env = sqlite_env("atrium-bench-", settings)
+    key = migrate_and_key(env, tier=tier)
     log = (workdir / "server.log").open("w")
     process = subprocess.Popen(
         [ATRIUM, "serve", "--port", str(port)], env=env, stdout=log, stderr=subprocess.STDOUT
@@ -409,15 +425,7 @@ def atrium_cluster(
         workdir=workdir,
     )
     try:
-        subprocess.run([ATRIUM, "migrate"], env=env, check=True, capture_output=True)
-        made = subprocess.run(
-            [ATRIUM, "keys", "create", "--account", "bench", "--tier", "premium"],
-            env=env,
-            check=True,
-            capture_output=True,
-            text=True,
-        )
-        cluster.key = _KEY.findall(made.stdout)[-1]
+        cluster.key = migrate_and_key(env)
         for index, port in enumerate(ports):
             with (workdir / f"api-{index}.log").open("wb") as out:
                 cluster.apis.append(

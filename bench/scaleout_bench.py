@@ -18,7 +18,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import os
-import re
 import secrets
 import socket
 import subprocess
@@ -30,12 +29,11 @@ from pathlib import Path
 import httpx
 
 # runs_bench: this folder (a script's own directory is on its path)
-from harness import calibration_ms, free_port, postgres_admin, stamp
+from harness import calibration_ms, free_port, migrate_and_key, postgres_admin, stamp
 from runs_bench import runs_of, wait_drained
 
 HERE = Path(__file__).parent
 ATRIUM = str(Path(sys.executable).with_name("atrium"))
-KEY = re.compile(r"atr_[A-Za-z0-9_-]{20,}")
 RUNS = "/api/v1/public/agent/runs"
 
 
@@ -55,15 +53,7 @@ def _run(server: str, redis: str, workers: int, args: argparse.Namespace) -> Non
     )
     procs: list[subprocess.Popen[bytes]] = []
     try:
-        subprocess.run([ATRIUM, "migrate"], env=env, check=True, capture_output=True)
-        made = subprocess.run(
-            [ATRIUM, "keys", "create", "--account", "bench", "--tier", "premium"],
-            env=env,
-            check=True,
-            capture_output=True,
-            text=True,
-        )
-        key = KEY.findall(made.stdout)[-1]
+        key = migrate_and_key(env)
         logs = Path(tempfile.mkdtemp(prefix="atrium-scaleout-"))
         print(f"process logs in {logs}", flush=True)
 

@@ -24,9 +24,7 @@ import argparse
 import asyncio
 import contextlib
 import os
-import re
 import subprocess
-import tempfile
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -36,14 +34,14 @@ from harness import (
     ATRIUM,
     RUNS,
     Meter,
-    atrium_env,
     bench_agent,
     calibration_ms,
-    free_port,
+    migrate_and_key,
     new_idempotency_key,
     profile_summary,
     py_spy,
     slow_llm,
+    sqlite_env,
     stamp,
     stop,
     wait_until_healthy,
@@ -55,22 +53,8 @@ from runs_bench import runs_of
 def _processes(settings: dict[str, str]) -> Iterator[tuple[str, str, int]]:
     """The API (`serve --no-worker`) and one worker on a fresh SQLite file: (url, key, the
     worker's pid)."""
-    workdir = Path(tempfile.mkdtemp(prefix="atrium-worker-bench-"))
-    port = free_port()
-    env = atrium_env(
-        ATRIUM_DATABASE_URL=f"sqlite+aiosqlite:///{workdir / 'atrium.db'}",
-        ATRIUM_PUBLIC_URL=f"http://127.0.0.1:{port}",
-        **{f"ATRIUM_{name.upper()}": value for name, value in settings.items()},
-    )
-    subprocess.run([ATRIUM, "migrate"], env=env, check=True, capture_output=True)
-    made = subprocess.run(
-        [ATRIUM, "keys", "create", "--account", "bench", "--tier", "premium"],
-        env=env,
-        check=True,
-        capture_output=True,
-        text=True,
-    )
-    key = re.findall(r"atr_[A-Za-z0-9_-]{20,}", made.stdout)[-1]
+    workdir, port, env = sqlite_env("atrium-worker-bench-", settings)
+    key = migrate_and_key(env)
     url = f"http://127.0.0.1:{port}"
     with (
         (workdir / "api.log").open("w") as api_log,
