@@ -89,3 +89,35 @@ async def test_a_listed_cursor_matches_the_documented_pattern(
         "/api/v1/public/agent/runs", params={"limit": 1, "cursor": cursor}, headers=auth
     )
     assert following.status_code == 200 and following.json()["data"], following.text
+
+
+def _schemas(node: object) -> list[dict[str, Any]]:
+    """Every JSON Schema object in the document, nested ones too."""
+    if isinstance(node, list):
+        return [found for item in node for found in _schemas(item)]
+    if not isinstance(node, dict):
+        return []
+    return [node] + [found for value in node.values() for found in _schemas(value)]
+
+
+async def test_a_trimmed_field_states_no_raw_length(
+    client: httpx.AsyncClient, auth: dict[str, str]
+) -> None:
+    """The server trims a form field before counting its length, so `maxLength` (which counts
+    the raw value) cannot state the limit of a field whose pattern allows padding: a value
+    padded past it is taken, and a fuzzer's "one too long" case was accepted (a flaky fuzz
+    failure on `index_page`). Such a field bounds its length inside the pattern."""
+    document: dict[str, Any] = (await client.get("/openapi.json")).json()
+    padded = [
+        schema
+        for schema in _schemas(document)
+        if str(schema.get("pattern", "")).startswith("^[\\t-\\r")
+    ]
+    assert len(padded) >= 3  # the domain's name and pages, and other trimmed text
+    assert [schema for schema in padded if "maxLength" in schema] == []
+    url = "https://example.org/" + "a" * (2048 - len("https://example.org/"))
+    created = await client.post(
+        "/api/v1/domains", data={"name": "padded.example", "index_page": f"  {url}  "}, headers=auth
+    )
+    assert created.status_code == 201, created.text
+    assert created.json()["data"]["index_page"] == url

@@ -79,7 +79,9 @@ _NAME = Field(
     json_schema_extra=FORM_DOMAIN_NAME,
 )
 _PAGE = Field(
-    None, description="Absolute http(s) URL; empty clears.", json_schema_extra=FORM_PAGE_URL
+    None,
+    description="Absolute http(s) URL, at most 2,048 characters; empty clears.",
+    json_schema_extra=FORM_PAGE_URL,
 )
 
 

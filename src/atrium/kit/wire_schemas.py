@@ -86,15 +86,21 @@ PUBLIC_URL: dict[str, Any] = {
 
 
 # Form fields (phpShort's groups) are trimmed by the server and are text on the wire: no null.
-# A host name of two or more LDH labels, in lower case (the server also takes upper case,
-# Unicode and a scheme, and normalises them; a generator needs only this).
+# Their lengths count after trimming, which `maxLength` (raw length) cannot say: a value padded
+# past it is taken, so a generator's "one too long" case was accepted. The patterns bound the
+# lengths themselves instead (each pattern's longest value is within the server's limit).
+# A host name of two or three LDH labels, in lower case (at most 191 characters; the server
+# takes up to 255, more labels, upper case, Unicode and a scheme, and normalises them; a
+# generator needs only this).
 FORM_DOMAIN_NAME: dict[str, Any] = {
     "type": "string",
-    "pattern": f"^[{_SPACE}]*({_LABEL}\\.)+[a-z]{{2,63}}[{_SPACE}]*$",
-    "maxLength": 253,
+    "pattern": f"^[{_SPACE}]*({_LABEL}\\.){{1,2}}[a-z]{{2,63}}[{_SPACE}]*$",
 }
-# An absolute http(s) URL, or empty (which clears the page).
+# An absolute http(s) URL of at most 2,033 characters (the server takes 2,048), or empty
+# (which clears the page).
+_FORM_HTTP_URL = (
+    rf"https?://({_LABEL}\.){{1,4}}[a-z]{{2,63}}(:[1-9][0-9]{{0,3}})?(/[A-Za-z0-9._~/-]{{0,1700}})?"
+)
 FORM_PAGE_URL: dict[str, Any] = {
-    "pattern": f"^[{_SPACE}]*({_HTTP_URL})?[{_SPACE}]*$",
-    "maxLength": 2048,
+    "pattern": f"^[{_SPACE}]*({_FORM_HTTP_URL})?[{_SPACE}]*$",
 }
