@@ -6,11 +6,8 @@ Run in a subprocess: `tune_gc` freezes every object of the process it runs in.""
 
 from __future__ import annotations
 
-import ctypes
 import subprocess
 import sys
-
-import pytest
 
 # Cyclic garbage of the shape requests leave (a dict and a list that refer to each other),
 # made one cycle at a time; a finalizer per cycle counts the cycles collected so far. The
@@ -104,39 +101,3 @@ def test_garbage_that_reached_the_old_generation_is_collected() -> None:
     # counted as the old generation's, so no full collection came and all 280,000 piled up.
     assert 0 < pile <= 100_000, pile
     assert full_collections >= 3, full_collections
-
-
-# Half of 32 MB of 16 KB blocks freed, every other one: glibc keeps the freed pages between
-# the blocks still in use; the full collection's `malloc_trim` gives them back.
-_TRIM = """
-import ctypes, gc, os, time
-from atrium.operations import tune_gc
-
-tune_gc()
-
-
-def rss() -> int:
-    with open("/proc/self/statm") as statm:
-        return int(statm.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
-
-
-blocks = [bytes(16_000) + bytes([i % 256]) for i in range(2_000)]
-del blocks[::2]
-before = rss()
-started = time.perf_counter()
-gc.collect()
-print(before - rss(), time.perf_counter() - started)
-"""
-
-
-def test_a_full_collection_gives_glibcs_free_pages_back() -> None:
-    if not hasattr(ctypes.CDLL(None), "malloc_trim"):
-        pytest.skip("malloc_trim is glibc's")
-    done = subprocess.run(
-        [sys.executable, "-c", _TRIM], capture_output=True, text=True, timeout=300, check=True
-    )
-    returned, seconds = done.stdout.split()
-    # 16 MB were freed in 16 KB pieces between blocks in use (three whole pages each); without
-    # the trim none of it comes back.
-    assert int(returned) >= 8 * 2**20, returned
-    assert float(seconds) < 1, seconds

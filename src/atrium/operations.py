@@ -8,7 +8,6 @@ a process's start-up, and a client command needs none of them.
 from __future__ import annotations
 
 import asyncio
-import ctypes
 import gc
 import logging
 from collections.abc import Awaitable, Callable
@@ -79,33 +78,6 @@ def tune_gc() -> None:
     gc.freeze()
     gc.collect()
     gc.set_threshold(YOUNG_COLLECTION, MIDDLE_COLLECTIONS, OLD_COLLECTIONS)
-    if _MALLOC_TRIM is not None and _trim_after_full_collection not in gc.callbacks:
-        gc.callbacks.append(_trim_after_full_collection)
-
-
-def _find_malloc_trim() -> Callable[[int], int] | None:
-    """glibc's `malloc_trim`, or None where the C library has none (musl, macOS)."""
-    try:
-        trim: Callable[[int], int] = ctypes.CDLL(None).malloc_trim
-    except (AttributeError, OSError):
-        return None
-    return trim
-
-
-_MALLOC_TRIM = _find_malloc_trim()
-
-
-def _trim_after_full_collection(phase: str, info: dict[str, int]) -> None:
-    """Give glibc's free pages back after each full collection.
-
-    Under a steady load the bytes glibc has handed out stay flat (heaptrack: under 1.6 MB
-    net in 20 minutes), but its heaps grow: the C allocations of requests (SQLite's pages,
-    large Python objects, buffers) are freed in a different order than they were made, and
-    the free space they leave inside the heaps (3 → 4 MB in 11 minutes) is resident memory
-    that no threshold returns. `malloc_trim(0)` hands back every free page of every heap.
-    """
-    if phase == "stop" and info["generation"] == 2 and _MALLOC_TRIM is not None:
-        _MALLOC_TRIM(0)
 
 
 def _sqlite_path(settings: Settings) -> Path | None:
