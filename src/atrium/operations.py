@@ -42,8 +42,12 @@ def configure_logging(settings: Settings) -> None:
     install_log_escaping()
 
 
-# Young objects are collected every YOUNG_COLLECTION net allocations of tracked objects.
+# Young objects are collected every YOUNG_COLLECTION net allocations of tracked objects, the
+# middle generation every MIDDLE_COLLECTIONS young collections, the old one every
+# OLD_COLLECTIONS middle collections (when enough objects have reached it since the last).
 YOUNG_COLLECTION = 5_000
+MIDDLE_COLLECTIONS = 20
+OLD_COLLECTIONS = 2
 
 
 def tune_gc() -> None:
@@ -56,14 +60,24 @@ def tune_gc() -> None:
     start-up allocated (modules, models, the app) out of every later collection.
 
     The young generation is collected every 5,000 net allocations, the middle one every 20 of
-    those, the whole heap every 100 of those (every 10 million, as before). A request leaves
-    cyclic garbage (≈ 3 KB), which waits for the collection of its generation: with the young
-    one collected every 50,000 allocations the pile swung by 6 MB, and each swing reached
-    memory the one before had not, so the RSS of a server under steady load rose for hours
-    (`bench/soak.py`, docs/runs.md); with 5,000 the swing is ≈ 0.5 MB and the RSS levels off.
+    those. A request leaves cyclic garbage (≈ 3 KB), which waits for the collection of its
+    generation: with the young one collected every 50,000 allocations the pile swung by 6 MB,
+    and each swing reached memory the one before had not, so the RSS of a server under steady
+    load rose for hours (`bench/soak.py`, docs/runs.md); with 5,000 the swing is ≈ 0.5 MB.
+
+    Garbage that was still in use at a middle collection (a request, a run in flight) reaches
+    the old generation and waits for a full collection. CPython makes one only when the
+    objects that reached it since the last outnumber a quarter of those the last one left, a
+    count it does not reset on `gc.freeze()`: with start-up's ~200,000 objects counted there,
+    no full collection came in an hour's soak and that garbage grew all along (≈ 10 objects a
+    second). The collection right after the freeze finds the old generation empty and so counts
+    only what the server itself keeps; the old generation (~40,000 objects, the frozen ones
+    left out) is then collected when the quarter rule allows, at most every third middle
+    collection, a few milliseconds each.
     """
     gc.freeze()
-    gc.set_threshold(YOUNG_COLLECTION, 20, 100)
+    gc.collect()
+    gc.set_threshold(YOUNG_COLLECTION, MIDDLE_COLLECTIONS, OLD_COLLECTIONS)
 
 
 def _sqlite_path(settings: Settings) -> Path | None:
