@@ -11,7 +11,8 @@ from __future__ import annotations
 import base64
 import secrets
 import zlib
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
+from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
 from datetime import UTC, date, datetime
 from typing import Any
@@ -57,6 +58,8 @@ CASES_SEED = int(
     "423448527276323023599687885548784584555146112925153050"
 )
 
+pytestmark = pytest.mark.usefixtures("frozen_heap")
+
 schema = schemathesis.openapi.from_dict(OPENAPI_DOCUMENT)
 # One test per operation, by its label (`GET /healthz`): xdist spreads them over its workers.
 OPERATIONS = [result.ok().label for result in schema.get_all_operations()]
@@ -81,7 +84,6 @@ async def _target(backend: str, database_url: str, quiet_dns: DNSServer) -> Fuzz
         redis_prefix=f"atrium-fuzz-{secrets.token_hex(4)}",
         rate_limit_standard="1000000/hour",
         rate_limit_anonymous="1000000/hour",
-        run_poll_seconds=0.2,
         webhook_max_endpoints_per_account=1_000_000,  # a quota is state, not schema
         # MCP headers are secrets, which PostgreSQL deployments store only with a key.
         secrets_key=base64.urlsafe_b64encode(secrets.token_bytes(32)).decode(),
@@ -270,11 +272,38 @@ def _storable_output_schema(case: Case) -> None:
         config["output_schema"] = _without_nul(config["output_schema"])
 
 
-def _send_to_each(case: Case, targets: list[FuzzTarget]) -> None:
+@dataclass
+class Sender:
+    """A target and the one in-process HTTP session its cases of an operation go through."""
+
+    target: FuzzTarget
+    session: schemathesis_asgi.ASGIClient
+
+
+@contextmanager
+def _senders(targets: list[FuzzTarget], operation: str) -> Iterator[list[Sender]]:
+    """A session per target for one operation's cases. Left to itself schemathesis builds a
+    `requests` session (and its adapter and pool manager) for every request and merges the
+    process's proxy settings and `~/.netrc` into each: neither means anything for an app
+    reached in-process (`trust_env` off), and the session is made as schemathesis makes it
+    (the operation's stream-event limit, the app's lifespan started on entering)."""
+    [found] = schema.include(name=operation).get_all_operations()
+    max_stream_events = schema.config.max_stream_events_for(operation=found.ok())
+    with ExitStack() as stack:
+        senders = []
+        for target in targets:
+            session = schemathesis_asgi.get_client(target.app, max_stream_events=max_stream_events)
+            session.trust_env = False
+            senders.append(Sender(target=target, session=stack.enter_context(session)))
+        yield senders
+
+
+def _send_to_each(case: Case, senders: list[Sender]) -> None:
     """The case sent to every target and checked, each time with the real ids of the target's
     own account (in place: schemathesis revalidates a case edited so)."""
     generated = dict(case.path_parameters)
-    for target in targets:
+    for sender in senders:
+        target = sender.target
         case.path_parameters.clear()
         case.path_parameters.update(generated)
         _real_ids(case, target.seeded)
@@ -282,10 +311,15 @@ def _send_to_each(case: Case, targets: list[FuzzTarget]) -> None:
         # the schema's transport: the ASGI one, to this app.
         case.operation.schema.app = target.app
         try:
-            case.call_and_validate(app=target.app, headers=target.headers, checks=CHECKS)
+            case.call_and_validate(
+                app=target.app, session=sender.session, headers=target.headers, checks=CHECKS
+            )
         except Exception as failure:
             failure.add_note(f"backend: {target.backend}")
             raise
+        finally:
+            # As a new session per request would: no cookie carries over to the next case.
+            sender.session.cookies.clear()
 
 
 @seed(CASES_SEED)
@@ -296,11 +330,11 @@ def _send_to_each(case: Case, targets: list[FuzzTarget]) -> None:
     derandomize=True,
     database=None,
 )
-def keeps_its_contract(case: Case, fuzz_targets: list[FuzzTarget]) -> None:
+def keeps_its_contract(case: Case, senders: list[Sender]) -> None:
     _usable_range(case)
     _consistent_tools(case)
     _storable_output_schema(case)
-    _send_to_each(case, fuzz_targets)
+    _send_to_each(case, senders)
 
 
 @pytest.mark.parametrize("operation", OPERATIONS)
@@ -328,7 +362,8 @@ def test_every_operation_keeps_its_contract(operation: str, fuzz_targets: list[F
     if missing_path_parameters is not None:
         raise missing_path_parameters
     try:
-        with ignore_hypothesis_output():  # schemathesis's plugin hides it too
-            hypothesis_test(fuzz_targets=fuzz_targets)
+        # schemathesis's plugin hides Hypothesis's output too.
+        with ignore_hypothesis_output(), _senders(fuzz_targets, operation) as senders:
+            hypothesis_test(senders=senders)
     except FailureGroup as failures:  # reported as schemathesis's plugin reports them
         raise as_reported_failure(failures) from None

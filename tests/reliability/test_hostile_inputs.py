@@ -224,11 +224,10 @@ class Judge:
             self.problems.append(f"{what}\n    -> {problem}")
 
 
-pytestmark = pytest.mark.keep_tables
+pytestmark = [pytest.mark.keep_tables, pytest.mark.usefixtures("frozen_heap")]
 OVERRIDES: dict[str, object] = {
     "rate_limit_standard": "1000000/hour",
     "rate_limit_anonymous": "1000000/hour",
-    "run_poll_seconds": 0.2,
 }
 
 
