@@ -32,7 +32,11 @@ from schemathesis.generation.hypothesis.builder import MissingPathParameters
 from schemathesis.generation.hypothesis.reporting import ignore_hypothesis_output
 from schemathesis.pytest.lazy import get_all_tests
 from schemathesis.python import asgi as schemathesis_asgi
-from schemathesis.specs.openapi.checks import negative_data_rejection, positive_data_acceptance
+from schemathesis.specs.openapi.checks import (
+    ignored_auth,
+    negative_data_rejection,
+    positive_data_acceptance,
+)
 
 from atrium.analytics.service import MAX_RANGE_DAYS
 from atrium.app import create_app
@@ -205,6 +209,11 @@ REPLACED = {
 CHECKS: list[Any] = [REPLACED.get(check, check) for check in REGISTERED_CHECKS.get_all()] + [
     one_error_body
 ]
+# `ignored_auth` sends probes of its own: the operation without a key and with a made-up one.
+# The gateway refuses both before any database query (`looks_like_key`; no key, no lookup), so
+# on a second backend they would run the same code again: they go to the first backend only
+# (they were about a third of the module's requests).
+CHECKS_OF_LATER_BACKENDS: list[Any] = [check for check in CHECKS if check is not ignored_auth]
 
 
 def _usable_range(case: Case) -> None:
@@ -302,7 +311,7 @@ def _send_to_each(case: Case, senders: list[Sender]) -> None:
     """The case sent to every target and checked, each time with the real ids of the target's
     own account (in place: schemathesis revalidates a case edited so)."""
     generated = dict(case.path_parameters)
-    for sender in senders:
+    for index, sender in enumerate(senders):
         target = sender.target
         case.path_parameters.clear()
         case.path_parameters.update(generated)
@@ -312,7 +321,10 @@ def _send_to_each(case: Case, senders: list[Sender]) -> None:
         case.operation.schema.app = target.app
         try:
             case.call_and_validate(
-                app=target.app, session=sender.session, headers=target.headers, checks=CHECKS
+                app=target.app,
+                session=sender.session,
+                headers=target.headers,
+                checks=CHECKS if index == 0 else CHECKS_OF_LATER_BACKENDS,
             )
         except Exception as failure:
             failure.add_note(f"backend: {target.backend}")
