@@ -5,12 +5,20 @@ overloaded process, not a server error."""
 from __future__ import annotations
 
 import contextlib
+import secrets
+from collections.abc import AsyncIterator
 
 import httpx
 import pytest
+from asgi_lifespan import LifespanManager
 from fastapi import FastAPI
+from sqlalchemy import make_url, text
+from sqlalchemy.ext.asyncio import create_async_engine
 
+from atrium.app import create_app
 from atrium.db.engine import Database
+from tests.conftest import build_settings
+from tests.dns_server import DNSServer
 
 
 @pytest.fixture
@@ -32,3 +40,45 @@ async def test_an_exhausted_pool_answers_503_busy(
     assert response.json()["error"]["code"] == "BUSY"
     assert response.headers["Retry-After"] == "1"
     assert (await client.get("/v1/account", headers=auth)).status_code == 200
+
+
+@pytest.fixture
+async def limited_role(database_url: str) -> AsyncIterator[str]:
+    """The session's PostgreSQL database reached as a role of its own that PostgreSQL allows one
+    connection: what `max_connections` does to every client of a full server (roles are
+    cluster-wide, hence a fresh name)."""
+    if not database_url.startswith("postgresql"):
+        pytest.skip("PostgreSQL: SQLite has no connections to refuse")
+    role = f"atrium_one_{secrets.token_hex(4)}"
+    admin = create_async_engine(database_url, isolation_level="AUTOCOMMIT")
+    async with admin.connect() as conn:
+        await conn.execute(text(f"CREATE ROLE {role} LOGIN CONNECTION LIMIT 1"))
+        await conn.execute(text(f"GRANT ALL ON ALL TABLES IN SCHEMA public TO {role}"))
+        await conn.execute(text(f"GRANT ALL ON ALL SEQUENCES IN SCHEMA public TO {role}"))
+    try:
+        yield make_url(database_url).set(username=role).render_as_string(hide_password=False)
+    finally:
+        async with admin.connect() as conn:
+            await conn.execute(text(f"DROP OWNED BY {role}"))
+            await conn.execute(text(f"DROP ROLE {role}"))
+        await admin.dispose()
+
+
+async def test_postgresql_refusing_a_connection_answers_503_busy(
+    limited_role: str, quiet_dns: DNSServer, auth: dict[str, str]
+) -> None:
+    """PostgreSQL's "too many clients" (sqlstate 53300) is load, as a full pool is: 503 BUSY,
+    not 500. The app's pool may open a second connection; PostgreSQL refuses it."""
+    settings = build_settings(limited_role, quiet_dns, {"run_worker": False})
+    app = create_app(settings)
+    async with LifespanManager(app):
+        transport = httpx.ASGITransport(app=app)
+        async with httpx.AsyncClient(transport=transport, base_url="http://testserver") as client:
+            assert (await client.get("/v1/account", headers=auth)).status_code == 200
+            db: Database = app.state.db
+            async with db.write_engine.connect():  # the role's one connection, held
+                response = await client.get("/v1/account", headers=auth)
+            assert response.status_code == 503, response.text
+            assert response.json()["error"]["code"] == "BUSY"
+            assert response.headers["Retry-After"] == "1"
+            assert (await client.get("/v1/account", headers=auth)).status_code == 200

@@ -13,6 +13,7 @@ import time
 from collections.abc import Sequence
 
 from fastapi.routing import iter_route_contexts
+from sqlalchemy.exc import DBAPIError
 from sqlalchemy.exc import TimeoutError as PoolTimeout
 from starlette.routing import BaseRoute, Mount
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
@@ -23,6 +24,20 @@ from atrium.observability.metrics import Metrics
 
 log = logging.getLogger("atrium.http")
 _SAFE_REQUEST_ID = re.compile(r"^[A-Za-z0-9._-]{1,64}$")
+# PostgreSQL's `too_many_connections` (its own `max_connections`, or a role's connection limit):
+# the server refused a new connection for load, as a full pool does in the process.
+_TOO_MANY_CONNECTIONS = "53300"
+
+
+def overloaded(error: Exception) -> bool:
+    """Whether a request failed because no database connection could be had for load: the
+    pool stayed busy past its timeout, or PostgreSQL refused one more connection."""
+    if isinstance(error, PoolTimeout):
+        return True
+    return (
+        isinstance(error, DBAPIError)
+        and getattr(error.orig, "sqlstate", None) == _TOO_MANY_CONNECTIONS
+    )
 
 
 # Label values must come from a fixed set: each new value is a new Prometheus series that the
@@ -103,20 +118,20 @@ class RequestContextMiddleware:
 
         try:
             await self.app(scope, receive, send_with_headers)
-        except PoolTimeout:
-            # Every pooled connection stayed busy past the pool's timeout: the process is
-            # overloaded, not broken. A 503 with Retry-After lets clients back off and retry.
-            log.warning("no database connection free (request_id=%s)", request_id)
-            if not response_started:
+        except Exception as error:
+            if response_started:
+                log.exception("error after the response started (request_id=%s)", request_id)
+            elif overloaded(error):
+                # Overloaded, not broken: a 503 with Retry-After lets clients back off and retry.
+                log.warning("no database connection to be had (request_id=%s)", request_id)
                 busy = Busy(
                     "the server is busy; retry shortly",
                     details={"request_id": request_id},
                     headers={"Retry-After": "1"},
                 )
                 await send_error(scope, send_with_headers, busy)
-        except Exception:
-            log.exception("unhandled error (request_id=%s)", request_id)
-            if not response_started:
+            else:
+                log.exception("unhandled error (request_id=%s)", request_id)
                 await send_error(
                     scope,
                     send_with_headers,

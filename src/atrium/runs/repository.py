@@ -9,10 +9,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, cast
 
-from sqlalchemy import Connection, Table, bindparam, delete, insert, select
+from sqlalchemy import Connection, Table, bindparam, delete, insert, inspect, select
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm import Session, defer
 
+from atrium.db.base import Base
 from atrium.db.models import Artifact, Run, Thread
 from atrium.kit.cursor import Position, older_than
 from atrium.runs import event_repository
@@ -45,50 +46,46 @@ _RUN_BY_IDEMPOTENCY_KEY = select(Run.id, Run.request_hash).where(
 
 
 # `GET /agent/runs/{run_id}`, what a polling client asks for again and again: the columns a
-# run's body shows (not its messages or config) and its artifacts' metadata, read by
-# `run_with_artifacts` as point reads. Through an async session the same two reads cost about
-# 2.9 ms of server CPU per poll (aiosqlite hands each statement to its thread and back).
-_RUN_SHOWN = select(
-    *(
-        # Labelled with the attribute's name: `run_metadata` is the column `metadata`.
-        getattr(Run, name).label(name)
-        for name in (
-            "id",
-            "account_id",
-            "thread_id",
-            "agent_id",
-            "model",
-            "status",
-            "prompt",
-            "run_metadata",
-            "required_action",
-            "result",
-            "result_json",
-            "error_code",
-            "error_message",
-            "input_tokens",
-            "output_tokens",
-            "requests",
-            "tool_calls",
-            "credits_micro",
-            "created_at",
-            "started_at",
-            "finished_at",
-        )
-    )
-).where(Run.id == bindparam("b_run_id"), Run.account_id == bindparam("b_account_id"))
+# run's body shows and its artifacts' metadata, read by `run_with_artifacts` as point reads.
+# Through an async session the same two reads cost about 2.9 ms of server CPU per poll
+# (aiosqlite hands each statement to its thread and back). Named by what they leave out (the
+# run's conversation and configuration, which can be large, and the bookkeeping of the queue,
+# webhooks and idempotency, which no body shows), so a column added for the body is read too.
+_RUN_NOT_SHOWN = frozenset(
+    {
+        "agent_config",
+        "messages",
+        "idempotency_key",
+        "request_hash",
+        "webhook_url",
+        "webhook_secret",
+        "attempts",
+        "lease_owner",
+        "lease_expires_at",
+        "cancel_requested",
+        "last_event_seq",
+        "action_expires_at",
+        "waits",
+    }
+)
+_ARTIFACT_NOT_SHOWN = frozenset({"content"})
+
+
+def _columns(model: type[Base], left_out: frozenset[str]) -> list[Any]:
+    """The model's columns but `left_out`, each labelled with its attribute's name
+    (`run_metadata` is the column `metadata`), so a row builds the model: `Run(**row._mapping)`."""
+    return [
+        attribute.columns[0].label(attribute.key)
+        for attribute in inspect(model).column_attrs
+        if attribute.key not in left_out
+    ]
+
+
+_RUN_SHOWN = select(*_columns(Run, _RUN_NOT_SHOWN)).where(
+    Run.id == bindparam("b_run_id"), Run.account_id == bindparam("b_account_id")
+)
 _ARTIFACTS_SHOWN = (
-    select(
-        Artifact.id,
-        Artifact.run_id,
-        Artifact.thread_id,
-        Artifact.account_id,
-        Artifact.name,
-        Artifact.mime_type,
-        Artifact.size_bytes,
-        Artifact.sha256,
-        Artifact.created_at,
-    )
+    select(*_columns(Artifact, _ARTIFACT_NOT_SHOWN))
     .where(Artifact.run_id == bindparam("b_run_id"))
     .order_by(Artifact.created_at, Artifact.id)
 )
