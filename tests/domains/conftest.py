@@ -7,8 +7,7 @@ from collections.abc import Awaitable, Callable, Iterable
 import pytest
 
 from atrium.db.engine import Database
-from atrium.db.models import Domain
-from atrium.domains.rules import normalize_name, normalize_page_url
+from atrium.domains import service
 from atrium.kit.time import utcnow
 
 PUBLIC_URL = "https://atrium.example.org"
@@ -27,28 +26,19 @@ def make_domains(db: Database) -> DomainFactory:
     `verified=True` marks them verified, as a successful `POST .../verify` does (the proofs
     themselves are tested through DNS in `tests/serving/test_verification.py`).
 
-    The rows are the service's (its normalisation rules, a timestamp per domain, the model's
-    defaults), written in one flush: `service.create_domain` checks the name is free and
-    flushes per domain, two round trips each, and the listing tests seed over 2,000 (~1.3 ms
-    of CPU each). What the service itself refuses or stores is tested through the API in
-    `test_endpoints.py`; the database's unique index still refuses a name taken twice."""
+    The rows are the service's own (`service.new_domain`), written in one flush:
+    `service.create_domain` checks the name is free and flushes per domain, two round trips
+    each, and the listing tests seed over 2,000 (~1.3 ms of CPU each). That check is tested
+    through the API in `test_endpoints.py`; the unique index still refuses a name taken twice."""
 
     async def factory(
         account_id: int, names: Iterable[str], *, verified: bool = False, **pages: str
     ) -> list[int]:
-        normalized = {page: normalize_page_url(page, value) for page, value in pages.items()}
         domains = []
         for name in names:
-            now = utcnow()
-            domain = Domain(
-                account_id=account_id,
-                name=normalize_name(name),
-                created_at=now,
-                updated_at=now,
-                **normalized,
-            )
+            domain = service.new_domain(account_id, {"name": name, **pages}, service_host=None)
             if verified:
-                domain.verified_at = now
+                domain.verified_at = utcnow()
             domains.append(domain)
         async with db.transaction() as session:
             session.add_all(domains)
