@@ -115,10 +115,22 @@ async def stop(database_url: str) -> None:
 
 async def empty_tables(database_url: str) -> None:
     """Delete every row, children first. DELETE, not TRUNCATE: on PostgreSQL a TRUNCATE of
-    every table (new files, catalog updates) cost more than deleting the few rows a test made."""
+    every table (new files, catalog updates) cost more than deleting the few rows a test made.
+    One query first names the tables that have rows (a test touches a few of the 14): a DELETE
+    per table, ~0.4 ms of CPU each on SQLite (a hop to its driver's thread), was most of it."""
     engine = _wipers.get(database_url)
     if engine is None:
         engine = _wipers[database_url] = create_async_engine(database_url)
     async with engine.begin() as conn:
+        filled = set((await conn.execute(_FILLED)).scalars())
         for table in reversed(Base.metadata.sorted_tables):
-            await conn.execute(text(f"DELETE FROM {table.name}"))
+            if table.name in filled:
+                await conn.execute(text(f"DELETE FROM {table.name}"))
+
+
+_FILLED = text(
+    " UNION ALL ".join(
+        f"SELECT '{table.name}' WHERE EXISTS (SELECT 1 FROM {table.name})"
+        for table in Base.metadata.sorted_tables
+    )
+)

@@ -52,6 +52,14 @@ class DNSServer:
             self._turns[(name, kind)] = list(answers)
             self.records.setdefault(name, {})[kind] = answers[0]
 
+    def reset(self) -> None:
+        """Forget every record, queued answer and query: a module's tests share one server
+        (its address is in their apps' settings, so they share one app) and each starts empty."""
+        with self._lock:
+            self.records.clear()
+            self.queries.clear()
+            self._turns.clear()
+
     def asked(self, name: str) -> list[str]:
         with self._lock:
             return [kind for asked, kind in self.queries if asked == name]

@@ -1,9 +1,10 @@
 """The `atrium` command as a user runs it: a real server process, keys made and revoked by CLI.
 
-`atrium serve` runs as the installed script (these tests are about what it prints and does on
-its first and later starts). The other commands run through `tests.processes.run_atrium`: the
-same `atrium.cli:app` in a process of its own, forked from a forkserver that imported the
-libraries once (`ATRIUM_TEST_SPAWN=exec` runs them as the installed script too).
+The first-start test runs `atrium serve` as the installed script, twice (what it prints and
+does on its first and later starts, as a user's shell runs it). The other tests' servers and
+commands run through `tests.processes`: the same `atrium.cli:app` in a process of its own,
+forked from a forkserver that imported the libraries once, ~1.5 s of CPU less per server
+(`ATRIUM_TEST_SPAWN=exec` runs them as the installed script too).
 """
 
 from __future__ import annotations
@@ -12,13 +13,21 @@ import json
 import re
 import subprocess
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import httpx
 import pytest
 
-from tests.processes import ATRIUM, atrium_env, free_port, run_atrium, wait_for_http
+from tests.processes import (
+    ATRIUM,
+    Process,
+    atrium_env,
+    free_port,
+    run_atrium,
+    start_atrium,
+    wait_for_http,
+)
 
 KEY_PATTERN = re.compile(r"atr_[A-Za-z0-9_-]{20,}")
 
@@ -38,18 +47,21 @@ def run_cli(
 
 
 class Server:
-    def __init__(self, env: dict[str, str], log: Path) -> None:
+    """`atrium serve` on a free port, answering; `script=True`: the installed console script."""
+
+    def __init__(self, env: dict[str, str], log: Path, *, script: bool) -> None:
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         self.log = log
-        self._out = log.open("w")
-        self.process = subprocess.Popen(
-            [ATRIUM, "serve", "--port", str(self.port)],
-            env=env,
-            stdout=self._out,
-            stderr=subprocess.STDOUT,
-            text=True,
-        )
+        args = ["serve", "--port", str(self.port)]
+        self.process: Process
+        if script:
+            with log.open("w") as out:
+                self.process = subprocess.Popen(
+                    [ATRIUM, *args], env=env, stdout=out, stderr=subprocess.STDOUT
+                )
+        else:
+            self.process = start_atrium(args, env=env, output=log)
         wait_for_http(self.url + "/healthz", process=self.process, log=log)
 
     def output(self) -> str:
@@ -58,19 +70,19 @@ class Server:
     def stop(self) -> None:
         self.process.terminate()
         self.process.wait(timeout=15)
-        self._out.close()
 
 
 @pytest.fixture
-def serve(cli_env: dict[str, str], tmp_path: Path) -> Iterator[type[Server]]:
+def serve(cli_env: dict[str, str], tmp_path: Path) -> Iterator[Callable[..., Server]]:
+    """`serve()`: a server forked from the forkserver; `serve(script=True)`: the script's."""
     servers: list[Server] = []
 
-    class Started(Server):
-        def __init__(self) -> None:
-            super().__init__(cli_env, tmp_path / f"serve-{len(servers)}.log")
-            servers.append(self)
+    def started(*, script: bool = False) -> Server:
+        server = Server(cli_env, tmp_path / f"serve-{len(servers)}.log", script=script)
+        servers.append(server)
+        return server
 
-    yield Started
+    yield started
     for server in servers:
         if server.process.poll() is None:
             server.stop()
@@ -80,8 +92,8 @@ def account(url: str, key: str) -> httpx.Response:
     return httpx.get(url + "/v1/account", headers={"Authorization": f"Bearer {key}"}, timeout=5)
 
 
-def test_first_start_prints_a_key_that_authenticates(serve: type[Server]) -> None:
-    server = serve()
+def test_first_start_prints_a_key_that_authenticates(serve: Callable[..., Server]) -> None:
+    server = serve(script=True)
     keys = KEY_PATTERN.findall(server.output())
     assert len(keys) == 1, server.output()
     # Which model new agents get, on the defaults (test_serve_says_which_model: another one).
@@ -91,13 +103,13 @@ def test_first_start_prints_a_key_that_authenticates(serve: type[Server]) -> Non
     assert response.json()["account"]["name"] == "default"
     server.stop()
 
-    again = serve()
+    again = serve(script=True)
     assert KEY_PATTERN.findall(again.output()) == [], "a key is printed only on the first start"
     assert account(again.url, keys[0]).status_code == 200
 
 
 def test_serve_says_which_model_new_agents_get(
-    cli_env: dict[str, str], serve: type[Server]
+    cli_env: dict[str, str], serve: Callable[..., Server]
 ) -> None:
     # The default (atrium:offline) is checked on the first start of the test above.
     cli_env["ATRIUM_DEFAULT_MODEL"] = "openai:gpt-4o-mini"
@@ -107,7 +119,7 @@ def test_serve_says_which_model_new_agents_get(
     )
 
 
-def test_bootstrap_key_can_be_given(cli_env: dict[str, str], serve: type[Server]) -> None:
+def test_bootstrap_key_can_be_given(cli_env: dict[str, str], serve: Callable[..., Server]) -> None:
     cli_env["ATRIUM_BOOTSTRAP_KEY"] = "atr_given-by-the-operator-0123456789"
     server = serve()
     key = "atr_given-by-the-operator-0123456789"
@@ -123,7 +135,7 @@ def test_bootstrap_key_can_be_given(cli_env: dict[str, str], serve: type[Server]
     assert created.json()["status_url"].startswith(server.url + "/"), created.json()
 
 
-def test_keys_create_list_revoke(cli_env: dict[str, str], serve: type[Server]) -> None:
+def test_keys_create_list_revoke(cli_env: dict[str, str], serve: Callable[..., Server]) -> None:
     server = serve()
     created = run_cli(cli_env, "keys", "create", "--account", "acme", "--tier", "premium")
     assert created.returncode == 0, created.stderr

@@ -5,6 +5,7 @@ parameter, never a 500."""
 from __future__ import annotations
 
 import re
+from typing import Any
 
 import httpx
 import pytest
@@ -102,14 +103,20 @@ _HEADER_TEXT = st.text(
 )
 
 
+@pytest.fixture
+async def run(client: httpx.AsyncClient, auth: dict[str, str]) -> dict[str, Any]:
+    """One run for every example of a property test (Hypothesis runs the fixture once per
+    test): a run created, and executed by the worker, per example was most of its CPU."""
+    return await create_run(client, auth)
+
+
 @_PROPERTY
 @given(value=_HEADER_TEXT)
 @example(value="²")
 @example(value="1¹")
 async def test_any_last_event_id_is_events_or_a_400(
-    client: httpx.AsyncClient, auth: dict[str, str], value: str
+    client: httpx.AsyncClient, auth: dict[str, str], run: dict[str, Any], value: str
 ) -> None:
-    run = await create_run(client, auth)
     headers = [(name.encode(), header.encode()) for name, header in auth.items()]
     headers += [(b"Accept", b"application/json"), (b"Last-Event-ID", header_bytes(value))]
     response = await client.get(f"{RUNS}/{run['run_id']}/events", headers=headers)

@@ -35,10 +35,8 @@ async def get_domain(session: AsyncSession, *, account_id: int, domain_id: int) 
     return domain
 
 
-async def create_domain(
-    session: AsyncSession, *, account_id: int, fields: Fields, service_host: str | None
-) -> Domain:
-    """Validate every field before writing anything; the name is unique in the deployment."""
+def new_domain(account_id: int, fields: Fields, *, service_host: str | None) -> Domain:
+    """The domain `fields` describe, every field validated, not yet stored."""
     raw_name = text_field(fields, "name")
     if raw_name is None or not raw_name:
         raise InvalidParameter("name", "name is required")
@@ -46,10 +44,17 @@ async def create_domain(
     if service_host is not None and name == service_host:
         raise InvalidParameter("name", "name is the service's own host")
     pages = {page: normalize_page_url(page, text_field(fields, page)) for page in _PAGES}
-    if await repository.name_exists(session, name):
-        raise _taken()
     now = utcnow()  # one instant for both stamps, as Laravel does
-    domain = Domain(account_id=account_id, name=name, created_at=now, updated_at=now, **pages)
+    return Domain(account_id=account_id, name=name, created_at=now, updated_at=now, **pages)
+
+
+async def create_domain(
+    session: AsyncSession, *, account_id: int, fields: Fields, service_host: str | None
+) -> Domain:
+    """Validate every field before writing anything; the name is unique in the deployment."""
+    domain = new_domain(account_id, fields, service_host=service_host)
+    if await repository.name_exists(session, domain.name):
+        raise _taken()
     session.add(domain)
     try:
         await session.flush()
