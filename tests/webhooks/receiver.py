@@ -105,12 +105,34 @@ class Receiver:
         with self._lock:
             return [item for item in self.received if item.path == path]
 
+    def distinct(self, path: str) -> list[Received]:
+        """The first attempt of each delivery to `path`: delivery is at least once, and a retry
+        (the first attempt's answer came too late, say on a loaded machine) carries the same
+        `webhook-id`."""
+        seen: set[str] = set()
+        first = []
+        for item in self.at(path):
+            if item.webhook_id not in seen:
+                seen.add(item.webhook_id)
+                first.append(item)
+        return first
+
     async def wait_for(self, path: str, count: int, within: float = 20.0) -> list[Received]:
         deadline = time.monotonic() + within
         while len(self.at(path)) < count:
             assert time.monotonic() < deadline, (path, count, self.received)
             await asyncio.sleep(0.02)
         return self.at(path)
+
+    async def wait_for_distinct(
+        self, path: str, count: int, within: float = 20.0
+    ) -> list[Received]:
+        """`count` distinct deliveries to `path` (`distinct`), waited for."""
+        deadline = time.monotonic() + within
+        while len(self.distinct(path)) < count:
+            assert time.monotonic() < deadline, (path, count, self.received)
+            await asyncio.sleep(0.02)
+        return self.distinct(path)
 
 
 def verify(secret: str, item: Received) -> Any:

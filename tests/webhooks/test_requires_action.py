@@ -45,11 +45,12 @@ async def test_waits_are_delivered_to_subscribers_and_the_runs_own_webhook(
     run = created.json()
     waiting = await wait_status(client, auth, run["run_id"], "requires_action")
 
-    [item] = await receiver.wait_for("/waits", 1)
+    # Distinct deliveries: a retry of one (same webhook-id) is at-least-once delivery at work.
+    [item] = await receiver.wait_for_distinct("/waits", 1)
     payload = verify(waits["secret"], item)
     assert payload["status"] == "requires_action"
     assert payload["required_action"] == waiting["required_action"]
-    [own] = await receiver.wait_for("/own", 1)
+    [own] = await receiver.wait_for_distinct("/own", 1)
     assert verify(run["webhook_secret"], own)["required_action"] == waiting["required_action"]
 
     call_id = waiting["required_action"]["tool_calls"][0]["id"]
@@ -58,15 +59,15 @@ async def test_waits_are_delivered_to_subscribers_and_the_runs_own_webhook(
     )
     done = await wait_finished(client, auth, run["run_id"])
     assert done["status"] == "completed"
-    [finished] = await receiver.wait_for("/default", 1)
+    [finished] = await receiver.wait_for_distinct("/default", 1)
     assert verify(default["secret"], finished)["status"] == "completed"
-    own_items = await receiver.wait_for("/own", 2)
+    own_items = await receiver.wait_for_distinct("/own", 2)
     assert [verify(run["webhook_secret"], i)["status"] for i in own_items] == [
         "requires_action",
         "completed",
     ]
     await asyncio.sleep(0.3)  # long enough for a stray delivery to show up
-    assert len(receiver.at("/waits")) == 1 and len(receiver.at("/default")) == 1
+    assert len(receiver.distinct("/waits")) == 1 and len(receiver.distinct("/default")) == 1
     listed = await client.get(f"{HOOKS}/deliveries", params={"run_id": run["run_id"]}, headers=auth)
     assert sorted(d["event"] for d in listed.json()["data"]) == [
         "run.completed",
