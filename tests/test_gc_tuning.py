@@ -10,54 +10,13 @@ import subprocess
 import sys
 
 # Cyclic garbage of the shape requests leave (a dict and a list that refer to each other),
-# made one cycle at a time; a finalizer per cycle counts the cycles collected so far. The
-# pile is the most cycles ever made and not yet collected.
+# made one cycle at a time (`sys.argv[1]` of them), each kept in use while the next WINDOW
+# (`sys.argv[2]`) are made: like requests and runs in flight, a cycle kept for a while reaches
+# the old generation before it becomes garbage (0: dropped at once). A finalizer per cycle
+# counts the cycles collected so far. Prints the pile (the most cycles ever dropped and not yet
+# collected) and the number of full collections made meanwhile.
 _PILE = """
-import gc, weakref
-from atrium.operations import tune_gc
-
-tune_gc()
-
-
-class Node:
-    pass
-
-
-made = collected = pile = 0
-
-
-def gone() -> None:
-    global collected
-    collected += 1
-
-
-for _ in range(200_000):
-    node = Node()
-    node.cycle = {"self": node, "items": [node, {"n": made}]}
-    weakref.finalize(node, gone)
-    made += 1
-    pile = max(pile, made - collected)
-    del node
-print(pile)
-"""
-
-
-def test_cyclic_garbage_is_collected_before_it_piles_up() -> None:
-    done = subprocess.run(
-        [sys.executable, "-c", _PILE], capture_output=True, text=True, timeout=300, check=True
-    )
-    pile = int(done.stdout)
-    # Each cycle is a few tracked objects plus its finalizer's: collected every 5,000 net
-    # allocations, about 800 wait at most. With the young generation collected every 50,000
-    # allocations (before the soak), over 7,000 did.
-    assert 0 < pile <= 2_000, pile
-
-
-# Cycles that are still in use for a while (the last WINDOW made, like requests and runs in
-# flight) and so reach the old generation before they become garbage. The pile is the most
-# cycles ever dropped and not yet collected.
-_OLD_PILE = """
-import collections, gc, weakref
+import collections, gc, sys, weakref
 from atrium.operations import tune_gc
 
 tune_gc()
@@ -68,7 +27,7 @@ class Node:
     pass
 
 
-WINDOW = 20_000
+CYCLES, WINDOW = int(sys.argv[1]), int(sys.argv[2])
 made = collected = pile = 0
 in_use = collections.deque()
 
@@ -78,7 +37,7 @@ def gone() -> None:
     collected += 1
 
 
-for _ in range(300_000):
+for _ in range(CYCLES):
     node = Node()
     node.cycle = {"self": node, "items": [node, {"n": made}]}
     weakref.finalize(node, gone)
@@ -92,11 +51,29 @@ print(pile, gc.get_stats()[2]["collections"] - before)
 """
 
 
-def test_garbage_that_reached_the_old_generation_is_collected() -> None:
+def _pile(cycles: int, window: int) -> tuple[int, int]:
+    """(the pile, full collections) of `_PILE` run in a fresh interpreter."""
     done = subprocess.run(
-        [sys.executable, "-c", _OLD_PILE], capture_output=True, text=True, timeout=300, check=True
+        [sys.executable, "-c", _PILE, str(cycles), str(window)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=True,
     )
     pile, full_collections = map(int, done.stdout.split())
+    return pile, full_collections
+
+
+def test_cyclic_garbage_is_collected_before_it_piles_up() -> None:
+    pile, _ = _pile(200_000, 0)
+    # Each cycle is a few tracked objects plus its finalizer's: collected every 5,000 net
+    # allocations, about 800 wait at most. With the young generation collected every 50,000
+    # allocations (before the soak), over 7,000 did.
+    assert 0 < pile <= 2_000, pile
+
+
+def test_garbage_that_reached_the_old_generation_is_collected() -> None:
+    pile, full_collections = _pile(300_000, 20_000)
     # Collected by a full collection every ~40,000 cycles here. Before, start-up's objects
     # counted as the old generation's, so no full collection came and all 280,000 piled up.
     assert 0 < pile <= 100_000, pile
