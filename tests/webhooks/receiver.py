@@ -12,6 +12,7 @@ import asyncio
 import json
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -118,21 +119,22 @@ class Receiver:
         return first
 
     async def wait_for(self, path: str, count: int, within: float = 20.0) -> list[Received]:
-        deadline = time.monotonic() + within
-        while len(self.at(path)) < count:
-            assert time.monotonic() < deadline, (path, count, self.received)
-            await asyncio.sleep(0.02)
-        return self.at(path)
+        return await self._wait(path, self.at, count, within)
 
     async def wait_for_distinct(
         self, path: str, count: int, within: float = 20.0
     ) -> list[Received]:
         """`count` distinct deliveries to `path` (`distinct`), waited for."""
+        return await self._wait(path, self.distinct, count, within)
+
+    async def _wait(
+        self, path: str, items: Callable[[str], list[Received]], count: int, within: float
+    ) -> list[Received]:
         deadline = time.monotonic() + within
-        while len(self.distinct(path)) < count:
+        while len(items(path)) < count:
             assert time.monotonic() < deadline, (path, count, self.received)
             await asyncio.sleep(0.02)
-        return self.distinct(path)
+        return items(path)
 
 
 def verify(secret: str, item: Received) -> Any:
