@@ -78,7 +78,15 @@ IDEMPOTENCY_KEY: dict[str, Any] = {
 # than what the server takes (any public host, percent-encoding, a query), so that every URL the
 # document allows is accepted; the description says the rest.
 _LABEL = r"[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?"
-_HTTP_URL = rf"https?://({_LABEL}\.)+[a-z]{{2,63}}(:[1-9][0-9]{{0,3}})?(/[A-Za-z0-9._~/-]*)?"
+
+
+def _http_url(labels: str = "+", path: str = "*") -> str:
+    """The URL pattern, with quantifiers for the host's labels before its last and the path's
+    characters (bounded ones bound the URL's length)."""
+    return rf"https?://({_LABEL}\.){labels}[a-z]{{2,63}}(:[1-9][0-9]{{0,3}})?(/[A-Za-z0-9._~/-]{path})?"
+
+
+_HTTP_URL = _http_url()
 PUBLIC_URL: dict[str, Any] = {
     "pattern": f"^{_HTTP_URL}$",
     "maxLength": 2048,
@@ -98,9 +106,7 @@ FORM_DOMAIN_NAME: dict[str, Any] = {
 }
 # An absolute http(s) URL of at most 2,033 characters (the server takes 2,048), or empty
 # (which clears the page).
-_FORM_HTTP_URL = (
-    rf"https?://({_LABEL}\.){{1,4}}[a-z]{{2,63}}(:[1-9][0-9]{{0,3}})?(/[A-Za-z0-9._~/-]{{0,1700}})?"
-)
+_FORM_HTTP_URL = _http_url(labels="{1,4}", path="{0,1700}")
 FORM_PAGE_URL: dict[str, Any] = {
     "pattern": f"^[{_SPACE}]*({_FORM_HTTP_URL})?[{_SPACE}]*$",
 }
