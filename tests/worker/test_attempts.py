@@ -69,11 +69,17 @@ async def test_only_the_newest_attempt_of_one_owner_writes(
 
     async def finish_of(claim: lifecycle.ClaimedRun, result: str) -> bool:
         values = {"status": "completed", "result": result, "finished_at": utcnow()}
-        return await db.write_sync(
+        finished = await db.write_sync(
             lambda session: queue_repository.finish(
-                session, run_id=claim.run_id, owner=OWNER, attempt=claim.attempt, values=values
+                session,
+                run_id=claim.run_id,
+                account_id=claim.account_id,
+                owner=OWNER,
+                attempt=claim.attempt,
+                values=values,
             )
         )
+        return finished is not None
 
     assert await checkpoint_of(first) is None  # lost: nothing written
     assert await finish_of(first, "stale") is False

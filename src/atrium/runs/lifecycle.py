@@ -207,7 +207,8 @@ def claim(
     lease_expires_at = now + timedelta(seconds=lease_seconds)
     claimed: list[ClaimedRun] = []
     for run_id, thread_id in candidates:
-        if not queue_repository.take_thread(session, thread_id=thread_id, run_id=run_id):
+        taken = queue_repository.take_thread(session, thread_id=thread_id, run_id=run_id)
+        if taken is None:
             continue
         run = queue_repository.start_run(
             session, run_id=run_id, owner=owner, lease_expires_at=lease_expires_at, now=now
@@ -241,8 +242,12 @@ def claim(
                 created_at=run.created_at,
                 cancel_requested=bool(run.cancel_requested),
                 started_events=started,
-                history=queue_repository.thread_history(
-                    session, thread_id=thread_id, run_id=run_id, created_at=run.created_at
+                history=(
+                    queue_repository.thread_history(
+                        session, thread_id=thread_id, run_id=run_id, created_at=run.created_at
+                    )
+                    if taken.has_history
+                    else []
                 ),
                 webhook_url=run.webhook_url,
                 waits=run.waits,
@@ -264,12 +269,26 @@ def finish(
     while `owner` holds the lease of this attempt; None (nothing written) otherwise."""
     _move(RunStatus.RUNNING, ending.status)
     values = {**ending.columns(now), "last_event_seq": rows[-1]["seq"]}
-    if not queue_repository.finish(
-        session, run_id=run.run_id, owner=owner, attempt=run.attempt, values=values
-    ):
+    finished = queue_repository.finish(
+        session,
+        run_id=run.run_id,
+        account_id=run.account_id,
+        owner=owner,
+        attempt=run.attempt,
+        values=values,
+    )
+    if finished is None:
         return None
     queue_repository.release_thread(session, thread_id=run.thread_id, run_id=run.run_id)
-    return _ended(session, run=run, ending=ending, rows=rows, now=now, waits=run.waits)
+    return _ended(
+        session,
+        run=run,
+        ending=ending,
+        rows=rows,
+        now=now,
+        waits=run.waits,
+        has_endpoints=finished.has_endpoints,
+    )
 
 
 def wait(
@@ -432,9 +451,11 @@ def _ended(
     rows: list[Row],
     now: datetime,
     waits: int = 0,
+    has_endpoints: bool = True,
 ) -> Announcement:
     """What every terminal transition writes besides the run: its events, the run counted once
-    in the usage rollup (with how many times it waited), its webhook deliveries."""
+    in the usage rollup (with how many times it waited), its webhook deliveries (the account's
+    endpoints are not read when this transaction already found it has none)."""
     event_repository.insert_events(session, rows)
     usage = ending.usage
     record_run_usage(
@@ -449,7 +470,9 @@ def _ended(
         requests=usage.requests,
         waits=waits,
     )
-    deliveries = outbox.record_run_outcome(session, run=run, status=ending.status, now=now)
+    deliveries = outbox.record_run_outcome(
+        session, run=run, status=ending.status, now=now, has_endpoints=has_endpoints
+    )
     return Announcement(run.run_id, rows, deliveries=deliveries)
 
 

@@ -34,7 +34,7 @@ from sqlalchemy import (
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm import Session, aliased
 
-from atrium.db.models import Artifact, Run, RunAction, RunStatus, Thread
+from atrium.db.models import Artifact, Run, RunAction, RunStatus, Thread, WebhookEndpoint
 from atrium.kit.time import utcnow
 from atrium.runs import event_repository
 
@@ -51,15 +51,29 @@ Shape = TypeVar("Shape", bound="DataclassInstance")
 # per statement (~25% of one), about fifteen times per run (offline burst pass, docs/runs.md).
 _RUNS = cast(Table, Run.__table__)
 _THREADS = cast(Table, Thread.__table__)
+_ENDPOINTS = cast(Table, WebhookEndpoint.__table__)
 
 # The statements of every run are built once, with bound parameters, and executed with each
 # run's values: building an UPDATE and computing its cache key cost several times more CPU than
 # executing it (1.3 vs 0.3 ms measured on SQLite), about a dozen times per run.
+# With whether the thread has a completed run besides this one: most runs start a thread of
+# their own, and their claim then skips the history read (a statement per run, issue 20).
+# Bound parameters, not a correlated subquery: SQLAlchemy writes SQLite's RETURNING columns
+# without their table's name, and the subquery's own table would then shadow the outer one.
+_EARLIER_RUNS = (
+    select(_RUNS.c.id)
+    .where(
+        _RUNS.c.thread_id == bindparam("b_thread_id"),
+        _RUNS.c.status == RunStatus.COMPLETED,
+        _RUNS.c.id != bindparam("b_run_id"),
+    )
+    .exists()
+)
 _TAKE_THREAD = (
     update(_THREADS)
     .where(_THREADS.c.id == bindparam("b_thread_id"), _THREADS.c.active_run_id.is_(None))
     .values(active_run_id=bindparam("b_run_id"))
-    .returning(_THREADS.c.id)
+    .returning(_THREADS.c.id, _EARLIER_RUNS)
 )
 _RELEASE_THREAD = (
     update(_THREADS)
@@ -132,6 +146,12 @@ _THREAD_HISTORY = (
 )
 
 
+# Whether the run's account has a webhook endpoint, read by the terminal UPDATE itself: the
+# outbox then reads the endpoints only when there are some (a statement per run otherwise).
+# A bound parameter, not correlated: see `_EARLIER_RUNS`.
+_HAS_ENDPOINTS = select(_ENDPOINTS.c.id).where(_ENDPOINTS.c.account_id == bindparam("b_account_id"))
+
+
 @functools.cache
 def _finish_statement(columns: tuple[str, ...]) -> Any:
     """The terminal UPDATE setting `columns` (one statement per set of columns, built once)."""
@@ -140,7 +160,7 @@ def _finish_statement(columns: tuple[str, ...]) -> Any:
         update(_RUNS)
         .where(_HELD)
         .values(lease_owner=None, lease_expires_at=None, **values)
-        .returning(_RUNS.c.id)
+        .returning(_RUNS.c.id, _HAS_ENDPOINTS.exists())
     )
 
 
@@ -212,12 +232,20 @@ def claimable(session: Session, *, limit: int, lock_rows: bool) -> list[tuple[st
     ]
 
 
-def take_thread(session: Session, *, thread_id: str, run_id: str) -> bool:
-    """The thread mutex: a conditional update, so two workers cannot start one thread twice."""
+@dataclass(frozen=True, slots=True)
+class TakenThread:
+    # The thread has a completed run besides this one: its history may not be empty.
+    has_history: bool
+
+
+def take_thread(session: Session, *, thread_id: str, run_id: str) -> TakenThread | None:
+    """The thread mutex: a conditional update, so two workers cannot start one thread twice.
+    None when another run holds the thread."""
     took = session.connection().execute(
         _TAKE_THREAD, {"b_thread_id": thread_id, "b_run_id": run_id}
     )
-    return took.first() is not None
+    row = took.first()
+    return None if row is None else TakenThread(has_history=bool(row[1]))
 
 
 def start_run(
@@ -265,15 +293,28 @@ def checkpoint(
     return bool(flag)
 
 
+@dataclass(frozen=True, slots=True)
+class FinishedRun:
+    # The run's account has webhook endpoints (read in the same statement as the update).
+    has_endpoints: bool
+
+
 def finish(
-    session: Session, *, run_id: str, owner: str, attempt: int, values: dict[str, Any]
-) -> bool:
-    """Write the terminal state while holding the lease; False (nothing written) otherwise."""
+    session: Session,
+    *,
+    run_id: str,
+    account_id: int,
+    owner: str,
+    attempt: int,
+    values: dict[str, Any],
+) -> FinishedRun | None:
+    """Write the terminal state while holding the lease; None (nothing written) otherwise.
+    `account_id` is the run's (whose webhook endpoints the result says exist or not)."""
     statement = _finish_statement(tuple(sorted(values)))
-    held = {"b_run_id": run_id, "b_owner": owner, "b_attempt": attempt}
+    held = {"b_run_id": run_id, "b_owner": owner, "b_attempt": attempt, "b_account_id": account_id}
     params = {f"b_{name}": value for name, value in values.items()}
-    done = session.connection().execute(statement, {**held, **params})
-    return done.first() is not None
+    row = session.connection().execute(statement, {**held, **params}).first()
+    return None if row is None else FinishedRun(has_endpoints=bool(row[1]))
 
 
 def renew_leases(

@@ -56,15 +56,24 @@ class RunOfEvent(Protocol):
 
 
 def record_run_outcome(
-    session: Session, *, run: RunOfEvent, status: RunStatus, now: datetime
+    session: Session,
+    *,
+    run: RunOfEvent,
+    status: RunStatus,
+    now: datetime,
+    has_endpoints: bool = True,
 ) -> int:
     """Record one delivery per endpoint of the account that takes this event, plus one for the
     run's own `webhook_url`; how many. Call it inside the transaction that finishes the run
     (synchronous: the worker's writes are; an async session calls it through `run_sync`).
 
-    One indexed read when the account has no endpoints (the hot path of every run).
+    One indexed read of the account's endpoints; none with `has_endpoints=False`, which a
+    caller passes only when a statement of this same transaction found the account has none
+    (the worker's terminal UPDATE reads it: the hot path of every run).
     """
-    return record_run_event(session, run=run, event=TERMINAL_EVENT[status], now=now)
+    return record_run_event(
+        session, run=run, event=TERMINAL_EVENT[status], now=now, has_endpoints=has_endpoints
+    )
 
 
 def record_run_event(
@@ -74,11 +83,14 @@ def record_run_event(
     event: str,
     now: datetime,
     payload: Callable[[], str] | None = None,
+    has_endpoints: bool = True,
 ) -> int:
     """`record_run_outcome` for any event; with `payload`, for an event the run moves on from
     (`run.requires_action`): the payload is rendered now, as the run is at this event, not
     when the delivery is sent."""
-    endpoints = repository.subscribed_endpoints(session, account_id=run.account_id)
+    endpoints = (
+        repository.subscribed_endpoints(session, account_id=run.account_id) if has_endpoints else []
+    )
     targets: list[tuple[str | None, str]] = [
         (endpoint_id, url) for endpoint_id, url, events in endpoints if event in events
     ]
