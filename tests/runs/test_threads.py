@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import asyncio
 import itertools
+from typing import Any
 
 import httpx
+from sqlalchemy import Engine, event
 
 from tests.runs.helpers import create_run, wait_finished
 
@@ -36,3 +38,25 @@ async def test_runs_of_one_thread_execute_one_at_a_time_in_order(
     for earlier, later in itertools.pairwise(done):
         assert earlier["finished_at"] <= later["started_at"]
     assert [f"(turn {i + 1})" in run["result"] for i, run in enumerate(done)] == [True] * 5
+
+
+async def test_a_run_of_its_own_thread_reads_no_history_and_no_endpoints(
+    client: httpx.AsyncClient, auth: dict[str, str]
+) -> None:
+    """The claim's and the finish's UPDATEs say whether there is history or a webhook endpoint
+    to read (most runs have neither): no statement of their own then."""
+    seen: list[str] = []
+
+    def record(*args: Any) -> None:
+        seen.append(" ".join(str(args[2]).split()))
+
+    event.listen(Engine, "before_cursor_execute", record)
+    try:
+        run = await create_run(client, auth, "alone")
+        done = await wait_finished(client, auth, run["run_id"])
+    finally:
+        event.remove(Engine, "before_cursor_execute", record)
+    assert done["status"] == "completed"
+    assert any("UPDATE threads" in sql for sql in seen)  # the claim was observed
+    assert not [sql for sql in seen if sql.startswith("SELECT runs.messages")]
+    assert not [sql for sql in seen if sql.startswith("SELECT webhook_endpoints")]

@@ -9,6 +9,7 @@ write also renews the run's lease and is conditional on still holding it.
 from __future__ import annotations
 
 import asyncio
+import functools
 import hashlib
 import logging
 from dataclasses import dataclass, field
@@ -46,9 +47,10 @@ class RunRecorder:
     lost: bool = field(default=False, init=False)
     _seq: int = field(init=False)
     _pending: list[dict[str, Any]] = field(default_factory=list, init=False)
-    _lock: asyncio.Lock = field(default_factory=asyncio.Lock, init=False)
     _timer: asyncio.TimerHandle | None = field(default=None, init=False)
-    _flush_task: asyncio.Task[None] | None = field(default=None, init=False)
+    # The flush being written, done once its outcome is handled: one at a time, so events put
+    # back by a failed write are retried before any later ones are written or published.
+    _inflight: asyncio.Future[None] | None = field(default=None, init=False)
 
     def __post_init__(self) -> None:
         self._seq = self.claim.last_event_seq
@@ -122,8 +124,8 @@ class RunRecorder:
 
     async def close(self) -> None:
         self._cancel_timer()
-        if self._flush_task is not None:
-            await asyncio.gather(self._flush_task, return_exceptions=True)
+        while self._inflight is not None:
+            await asyncio.wait([self._inflight])
 
     def publish(self, rows: list[dict[str, Any]]) -> None:
         if rows:
@@ -146,47 +148,90 @@ class RunRecorder:
 
     def _timer_fired(self) -> None:
         self._timer = None
-        if self._pending:
-            self._flush_task = asyncio.get_running_loop().create_task(self._flush())
+        # With a flush in flight, the events wait for its end (`_flushed` starts the next).
+        if self._pending and self._inflight is None:
+            self._start_flush()
 
     async def _flush(self, artifact: dict[str, Any] | None = None) -> None:
-        async with self._lock:
-            if self.lost or (not self._pending and artifact is None):
-                return
-            self._cancel_timer()
-            rows, self._pending = self._pending, []
-            seq = rows[-1]["seq"] if rows else self._seq
-            run_id, owner, lease = self.claim.run_id, self.owner, self.settings.run_lease_seconds
-            attempt = self.claim.attempt
+        """Write the pending events (and `artifact`) after any flush in flight; raises if the
+        artifact could not be written."""
+        while self._inflight is not None:
+            await asyncio.wait([self._inflight])  # neither raises its error nor cancels it
+        if self.lost or (not self._pending and artifact is None):
+            return
+        # Shielded: a cancelled run still persists what it already emitted.
+        await asyncio.shield(self._start_flush(artifact))
 
-            def write(session: Session) -> bool | None:
-                flag = queue_repository.checkpoint(
-                    session,
-                    run_id=run_id,
-                    owner=owner,
-                    attempt=attempt,
-                    last_event_seq=seq,
-                    lease_seconds=lease,
-                    event_rows=rows,
-                )
-                if flag is not None and artifact is not None:
-                    repository.put_artifact(session, artifact)
-                return flag
+    def _start_flush(self, artifact: dict[str, Any] | None = None) -> asyncio.Future[None]:
+        """Queue the pending events (and `artifact`) for the write batcher now; the future is
+        done once the outcome is handled.
 
-            try:
-                # Shielded: a cancelled run still persists what it already emitted.
-                # `submit` queues at once: these events commit before any later terminal write.
-                flag = await asyncio.shield(self.batcher.submit_sync(write))
-                if flag is None:
-                    self.lost = True
-                    return
-            except Exception:
-                # Put the events back: the next flush (or the terminal write) retries them.
-                self._pending[:0] = rows
-                log.exception("could not persist events of run %s", self.claim.run_id)
-                if artifact is not None:
-                    raise
+        No task and no lock per flush (a streamed run flushes about once per text delta): the
+        batch's result is handled by a callback of its future, which also publishes the events
+        before the task that submitted any later write (the terminal one) wakes up.
+        """
+        self._cancel_timer()
+        rows, self._pending = self._pending, []
+        seq = rows[-1]["seq"] if rows else self._seq
+        run_id, owner, lease = self.claim.run_id, self.owner, self.settings.run_lease_seconds
+        attempt = self.claim.attempt
+
+        def write(session: Session) -> bool | None:
+            flag = queue_repository.checkpoint(
+                session,
+                run_id=run_id,
+                owner=owner,
+                attempt=attempt,
+                last_event_seq=seq,
+                lease_seconds=lease,
+                event_rows=rows,
+            )
+            if flag is not None and artifact is not None:
+                repository.put_artifact(session, artifact)
+            return flag
+
+        handled: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self._inflight = handled
+        flushed = functools.partial(self._flushed, rows=rows, artifact=artifact, handled=handled)
+        try:
+            # `submit_sync` queues at once: these events commit before any later terminal write.
+            written = self.batcher.submit_sync(write)
+        except Exception as error:  # the batcher is stopping
+            failed: asyncio.Future[bool | None] = asyncio.get_running_loop().create_future()
+            failed.set_exception(error)
+            flushed(failed)
+        else:
+            written.add_done_callback(flushed)
+        return handled
+
+    def _flushed(
+        self,
+        written: asyncio.Future[bool | None],
+        *,
+        rows: list[dict[str, Any]],
+        artifact: dict[str, Any] | None,
+        handled: asyncio.Future[None],
+    ) -> None:
+        self._inflight = None
+        error = asyncio.CancelledError() if written.cancelled() else written.exception()
+        if error is None:
+            flag = written.result()
+            if flag is None:
+                self.lost = True
+            else:
+                self.cancel_requested = self.cancel_requested or flag
+                self.publish(rows)
+        else:
+            # Put the events back: the next flush (or the terminal write) retries them.
+            self._pending[:0] = rows
+            log.error("could not persist events of run %s", self.claim.run_id, exc_info=error)
+            if artifact is None:
                 self._schedule()
-                return
-            self.cancel_requested = self.cancel_requested or flag
-            self.publish(rows)
+        if not handled.done():  # (a waiter gave up on it: nothing to tell)
+            if artifact is not None and error is not None:
+                handled.set_exception(error)  # `write_artifact` raises it
+            else:
+                handled.set_result(None)
+        # Events that waited for this flush past their timer go now.
+        if self._pending and self._timer is None and not self.lost:
+            self._start_flush()
