@@ -28,6 +28,7 @@ from atrium.kit.redis import connect_redis
 from atrium.observability.logs import install_log_escaping
 from atrium.observability.metrics import Metrics
 from atrium.ratelimit.limiter import RateLimiter
+from atrium.runs import event_repository
 from atrium.runs.broker import Broker, RedisBroker
 from atrium.runs.endpoints import router as runs_router
 from atrium.serving import ServedDomainsMiddleware
@@ -56,7 +57,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     # Run events and worker wake-ups: in-process, or across processes through Redis.
     broker = RedisBroker(redis, prefix=settings.redis_prefix) if redis is not None else Broker()
     # Group commit of the hot writes (run creation, the worker's claims, events and finishes).
-    writer = WriteBatcher(db)
+    writer = WriteBatcher(db, around_batch=event_repository.batched)
     workers: WorkerPool | None = None
     if settings.run_worker:
         # The worker brings pydantic-ai (1 s of imports): an API-only process never loads it.

@@ -18,6 +18,7 @@ import asyncio
 import contextlib
 import logging
 from collections.abc import Awaitable, Callable
+from contextlib import AbstractContextManager
 from typing import Any, TypeVar
 
 from sqlalchemy.ext.asyncio import AsyncSession
@@ -34,9 +35,15 @@ _MAX_BATCH = 256
 _STOP = object()
 
 
+# What wraps each transaction of synchronous operations (`runs.event_repository.batched`: the
+# batch's event rows, inserted together at its end).
+AroundBatch = Callable[[Session], AbstractContextManager[None]]
+
+
 class WriteBatcher:
-    def __init__(self, db: Database) -> None:
+    def __init__(self, db: Database, *, around_batch: AroundBatch | None = None) -> None:
         self.db = db
+        self._around_batch = around_batch
         self._queue: asyncio.Queue[Any] = asyncio.Queue()
         self._task: asyncio.Task[None] | None = None
         self._stopping = False
@@ -147,4 +154,12 @@ class WriteBatcher:
             return [await operation(session) for operation in operations]
 
     async def _run_sync(self, operations: list[SyncWriteOperation]) -> list[Any]:
-        return await self.db.write_sync(lambda session: [op(session) for op in operations])
+        around = self._around_batch
+
+        def batch(session: Session) -> list[Any]:
+            if around is None:
+                return [op(session) for op in operations]
+            with around(session):
+                return [op(session) for op in operations]
+
+        return await self.db.write_sync(batch)

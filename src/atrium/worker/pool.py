@@ -20,7 +20,7 @@ from atrium.db.batcher import WriteBatcher
 from atrium.db.engine import Database
 from atrium.kit.time import utcnow
 from atrium.kit.waiting import wait_event
-from atrium.runs import lifecycle, presenters, queue_repository
+from atrium.runs import event_repository, lifecycle, presenters, queue_repository
 from atrium.runs.broker import Broker
 from atrium.runs.lifecycle import ClaimedRun
 from atrium.runs.queue_repository import ExpiredRun
@@ -59,7 +59,7 @@ class WorkerPool:
         self._lock_rows = not db.sqlite
         # Shared with the API in `atrium serve` (the app starts and stops it); owned otherwise.
         self._owns_batcher = batcher is None
-        self.batcher = batcher or WriteBatcher(db)
+        self.batcher = batcher or WriteBatcher(db, around_batch=event_repository.batched)
         # Webhook deliveries of finished runs, sent by every process that executes runs.
         self.webhooks = WebhookSender(
             settings=settings,
