@@ -271,14 +271,21 @@ def _without_nul(value: Any) -> Any:
 
 
 def _storable_output_schema(case: Case) -> None:
-    """A positive agent config's `output_schema` holds no NUL: the schema is free-form JSON, so
-    OpenAPI cannot state it (the server refuses NUL anywhere, as PostgreSQL text cannot hold
-    it; docs/reliability.md)."""
+    """A positive agent config's `output_schema`, and each function tool's `parameters` (checked
+    like it: docs/tools.md), hold no NUL: the schemas are free-form JSON, so OpenAPI cannot
+    state it (the server refuses NUL anywhere, as PostgreSQL text cannot hold it;
+    docs/reliability.md)."""
     if case.meta is None or not case.meta.generation.mode.is_positive:
         return
     config = case.body.get("config") if isinstance(case.body, dict) else None
-    if isinstance(config, dict) and "output_schema" in config:
+    if not isinstance(config, dict):
+        return
+    if "output_schema" in config:
         config["output_schema"] = _without_nul(config["output_schema"])
+    tools = config.get("tools")
+    for tool in tools if isinstance(tools, list) else []:
+        if isinstance(tool, dict) and tool.get("type") == "function" and "parameters" in tool:
+            tool["parameters"] = _without_nul(tool["parameters"])
 
 
 @dataclass
