@@ -1,8 +1,8 @@
 """The SDK client of `openai-compatible:` models talks HTTP through aiohttp (runtime/model_http.py)
-with the SDK's behaviour over httpx2: streamed answers read to their end reuse the connection, a
-refused or dropped connection is a connection error, a server that stops sending is a timeout.
-Runs over the wire are tested in `test_openai_compatible.py`; here, the client against loopback
-servers that misbehave.
+with the SDK's behaviour over httpx2: streamed answers read to their end reuse the connection,
+one left early closes it, a refused or dropped connection is a connection error, a server that
+stops sending is a timeout. Runs over the wire are tested in `test_openai_compatible.py`; here,
+the client against loopback servers that misbehave.
 """
 
 from __future__ import annotations
@@ -61,6 +61,24 @@ async def test_streamed_answers_read_to_their_end_reuse_one_connection() -> None
             assert [await _answer(client) for _ in range(3)] == [ANSWER] * 3
             assert len(server._server.server_state.connections) == 1
         assert len(server.requests) == 3
+
+
+async def test_a_stream_left_early_closes_its_connection() -> None:
+    async with ChatServer(pause=0.1) as server:
+        client = _client(server.base_url)
+        async with client:
+            stream = await client.chat.completions.create(
+                model="m", messages=[{"role": "user", "content": "hi"}], stream=True
+            )
+            async with stream:
+                async for _ in stream:
+                    break  # the caller leaves after the first chunk
+            for _ in range(100):  # the server sees the close a moment later
+                if not server._server.server_state.connections:
+                    break
+                await asyncio.sleep(0.01)
+            assert not server._server.server_state.connections
+            assert await _answer(client) == ANSWER  # a new connection serves the next
 
 
 @asynccontextmanager
