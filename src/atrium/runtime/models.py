@@ -41,6 +41,7 @@ _PROVIDER_MODULES: Final[dict[str, tuple[str, ...]]] = {
         "pydantic_ai.models.openai",
         "pydantic_ai.providers.openai_compatible",
         "atrium.runtime.openai_client",
+        "atrium.runtime.model_http",
     ),
 }
 
@@ -176,10 +177,13 @@ class ModelRegistry:
         )
 
     def _client(self, base_url: str) -> ValidatingOpenAI:
+        from atrium.runtime.model_http import AioHttpClient
         from atrium.runtime.openai_client import ValidatingOpenAI
 
         client = ValidatingOpenAI(
             base_url=base_url,
+            # aiohttp under the SDK: a fraction of httpx2's CPU per request (runtime/model_http.py).
+            http_client=AioHttpClient(),
             api_key=self._settings.llm_api_key or "not-needed",
             coalesce_ms=self._settings.stream_coalesce_ms,
         )
