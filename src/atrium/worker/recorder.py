@@ -124,8 +124,7 @@ class RunRecorder:
 
     async def close(self) -> None:
         self._cancel_timer()
-        while self._inflight is not None:
-            await asyncio.wait([self._inflight])
+        await self._settled()
 
     def publish(self, rows: list[dict[str, Any]]) -> None:
         if rows:
@@ -155,12 +154,16 @@ class RunRecorder:
     async def _flush(self, artifact: dict[str, Any] | None = None) -> None:
         """Write the pending events (and `artifact`) after any flush in flight; raises if the
         artifact could not be written."""
-        while self._inflight is not None:
-            await asyncio.wait([self._inflight])  # neither raises its error nor cancels it
+        await self._settled()
         if self.lost or (not self._pending and artifact is None):
             return
         # Shielded: a cancelled run still persists what it already emitted.
         await asyncio.shield(self._start_flush(artifact))
+
+    async def _settled(self) -> None:
+        """Until no flush is in flight (one that ends may start the next)."""
+        while self._inflight is not None:
+            await asyncio.wait([self._inflight])  # neither raises its error nor cancels it
 
     def _start_flush(self, artifact: dict[str, Any] | None = None) -> asyncio.Future[None]:
         """Queue the pending events (and `artifact`) for the write batcher now; the future is
