@@ -40,10 +40,14 @@ _STOP = object()
 AroundBatch = Callable[[Session], AbstractContextManager[None]]
 
 
+def _nothing_around(session: Session) -> AbstractContextManager[None]:
+    return contextlib.nullcontext()
+
+
 class WriteBatcher:
     def __init__(self, db: Database, *, around_batch: AroundBatch | None = None) -> None:
         self.db = db
-        self._around_batch = around_batch
+        self._around_batch: AroundBatch = around_batch or _nothing_around
         self._queue: asyncio.Queue[Any] = asyncio.Queue()
         self._task: asyncio.Task[None] | None = None
         self._stopping = False
@@ -157,8 +161,6 @@ class WriteBatcher:
         around = self._around_batch
 
         def batch(session: Session) -> list[Any]:
-            if around is None:
-                return [op(session) for op in operations]
             with around(session):
                 return [op(session) for op in operations]
 
