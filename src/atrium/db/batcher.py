@@ -9,7 +9,8 @@ so a failing operation never undoes the others. On PostgreSQL it also means fewe
 Operations are synchronous functions of a `Session` (`write_sync`, the hot paths: their whole
 transaction runs in one hand-off to SQLite's writer thread, see `Database.write_sync`) or
 coroutines of an `AsyncSession` (`write`). A batch keeps submission order: consecutive
-operations of one kind share a transaction.
+operations of one kind share a transaction. Consecutive synchronous operations of one
+`Together` class run in one call of it (a run's checkpoints: one statement for all of them).
 """
 
 from __future__ import annotations
@@ -17,9 +18,10 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import Awaitable, Callable
+from abc import ABC, abstractmethod
+from collections.abc import Awaitable, Callable, Sequence
 from contextlib import AbstractContextManager
-from typing import Any, TypeVar
+from typing import Any, Self, TypeVar
 
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm import Session
@@ -42,6 +44,43 @@ AroundBatch = Callable[[Session], AbstractContextManager[None]]
 
 def _nothing_around(session: Session) -> AbstractContextManager[None]:
     return contextlib.nullcontext()
+
+
+class Together(ABC):
+    """A synchronous operation that runs with the consecutive operations of its class in a
+    transaction in one call of `run_together` (the same results as calling each in turn).
+
+    Only consecutive ones: an operation between them may touch what they write (a run's
+    terminal write after its last checkpoint), so submission order holds. A failed batch is
+    retried one operation per transaction, each then run alone (`__call__`).
+    """
+
+    __slots__ = ()
+
+    @abstractmethod
+    def __call__(self, session: Session) -> Any: ...
+
+    @classmethod
+    @abstractmethod
+    def run_together(cls, session: Session, operations: Sequence[Self]) -> list[Any]:
+        """Each operation's result, in order."""
+
+
+def run_in_order(session: Session, operations: Sequence[SyncWriteOperation]) -> list[Any]:
+    """Each operation's result, run in order (runs of one `Together` class in one call)."""
+    results: list[Any] = []
+    start, count = 0, len(operations)
+    while start < count:
+        kind = type(operations[start])
+        end = start + 1
+        if issubclass(kind, Together):
+            while end < count and type(operations[end]) is kind:
+                end += 1
+            results.extend(kind.run_together(session, operations[start:end]))  # type: ignore[arg-type]
+        else:
+            results.append(operations[start](session))
+        start = end
+    return results
 
 
 class WriteBatcher:
@@ -162,6 +201,6 @@ class WriteBatcher:
 
         def batch(session: Session) -> list[Any]:
             with around(session):
-                return [op(session) for op in operations]
+                return run_in_order(session, operations)
 
         return await self.db.write_sync(batch)

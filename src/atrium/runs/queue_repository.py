@@ -24,16 +24,19 @@ from sqlalchemy import (
     and_,
     bindparam,
     case,
+    column,
     delete,
     exists,
     func,
     or_,
     select,
     update,
+    values,
 )
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm import Session, aliased
 
+from atrium.db.batcher import Together
 from atrium.db.models import Artifact, Run, RunAction, RunStatus, Thread, WebhookEndpoint
 from atrium.kit.time import utcnow
 from atrium.runs import event_repository
@@ -287,6 +290,116 @@ def checkpoint(
         return None
     event_repository.insert_events(session, event_rows)
     return bool(flag)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Checkpoint(Together):
+    """`checkpoint` as a write batcher operation: the checkpoints one after the other in a
+    batch (a streamed run writes one per flush, ≈ 10, and a thousand runs stream at once) are
+    one UPDATE of all their runs."""
+
+    run_id: str
+    owner: str
+    attempt: int
+    last_event_seq: int
+    lease_seconds: float
+    event_rows: Sequence[dict[str, Any]]
+
+    def __call__(self, session: Session) -> bool | None:
+        return checkpoint(
+            session,
+            run_id=self.run_id,
+            owner=self.owner,
+            attempt=self.attempt,
+            last_event_seq=self.last_event_seq,
+            lease_seconds=self.lease_seconds,
+            event_rows=self.event_rows,
+        )
+
+    @classmethod
+    def run_together(cls, session: Session, operations: Sequence[Checkpoint]) -> list[Any]:
+        """What each `checkpoint` would return, in order: one statement for runs of their own
+        (a run twice, which the recorder never does, starts another statement)."""
+        if len(operations) == 1:
+            return [operations[0](session)]
+        results: list[Any] = []
+        start = 0
+        while start < len(operations):
+            end, runs = start, set()
+            while end < len(operations) and operations[end].run_id not in runs:
+                runs.add(operations[end].run_id)
+                end += 1
+            results.extend(_checkpoints(session, operations[start:end]))
+            start = end
+        return results
+
+
+def _checkpoints(session: Session, operations: Sequence[Checkpoint]) -> list[bool | None]:
+    now = utcnow()
+    params: dict[str, Any] = {}
+    for index, each in enumerate(operations):
+        params[f"b_run_id_{index}"] = each.run_id
+        params[f"b_owner_{index}"] = each.owner
+        params[f"b_attempt_{index}"] = each.attempt
+        params[f"b_last_event_seq_{index}"] = each.last_event_seq
+        params[f"b_lease_expires_at_{index}"] = now + timedelta(seconds=each.lease_seconds)
+    # Sizes past 8 rounded up to a multiple of 16 (the rest NULL rows, which match no run): a
+    # statement per size is prepared and cached by SQLAlchemy, sqlite3 and asyncpg, whose
+    # caches hold 500, 128 and 100 statements; a batch holds up to 256 operations.
+    size = len(operations) if len(operations) <= 8 else -(-len(operations) // 16) * 16
+    for index in range(len(operations), size):
+        for name in _CHECKPOINT_COLUMNS:
+            params[f"b_{name}_{index}"] = None
+    flags = dict(session.connection().execute(_checkpoints_statement(size), params).all())
+    results: list[bool | None] = []
+    for each in operations:
+        flag = flags.get(each.run_id)
+        if flag is None:
+            results.append(None)
+        else:
+            event_repository.insert_events(session, each.event_rows)
+            results.append(bool(flag))
+    return results
+
+
+_CHECKPOINT_COLUMNS = {
+    "run_id": _RUNS.c.id,
+    "owner": _RUNS.c.lease_owner,
+    "attempt": _RUNS.c.attempts,
+    "last_event_seq": _RUNS.c.last_event_seq,
+    "lease_expires_at": _RUNS.c.lease_expires_at,
+}
+
+
+@functools.cache
+def _checkpoints_statement(count: int) -> Any:
+    """`_CHECKPOINT` for `count` runs: their values in a CTE (a column list of a CTE, unlike
+    one of a subquery, is SQL that SQLite and PostgreSQL both take), joined by UPDATE … FROM."""
+    columns = _CHECKPOINT_COLUMNS
+    held = (
+        values(*(column(name, each.type) for name, each in columns.items()), name="held")
+        .data(
+            [
+                tuple(
+                    bindparam(f"b_{name}_{index}", type_=each.type)
+                    for name, each in columns.items()
+                )
+                for index in range(count)
+            ]
+        )
+        .cte("held")
+    )
+    return (
+        update(_RUNS)
+        .where(
+            _RUNS.c.id == held.c.run_id,
+            _RUNS.c.lease_owner == held.c.owner,
+            _RUNS.c.attempts == held.c.attempt,
+            _RUNS.c.status == RunStatus.RUNNING,
+        )
+        .values(last_event_seq=held.c.last_event_seq, lease_expires_at=held.c.lease_expires_at)
+        .returning(_RUNS.c.id, _RUNS.c.cancel_requested)
+    )
 
 
 @dataclass(frozen=True, slots=True)

@@ -179,16 +179,17 @@ class RunRecorder:
         run_id, owner, lease = self.claim.run_id, self.owner, self.settings.run_lease_seconds
         attempt = self.claim.attempt
 
-        def write(session: Session) -> bool | None:
-            flag = queue_repository.checkpoint(
-                session,
-                run_id=run_id,
-                owner=owner,
-                attempt=attempt,
-                last_event_seq=seq,
-                lease_seconds=lease,
-                event_rows=rows,
-            )
+        checkpoint = queue_repository.Checkpoint(
+            run_id=run_id,
+            owner=owner,
+            attempt=attempt,
+            last_event_seq=seq,
+            lease_seconds=lease,
+            event_rows=rows,
+        )
+
+        def with_artifact(session: Session) -> bool | None:
+            flag = checkpoint(session)
             if flag is not None and artifact is not None:
                 repository.put_artifact(session, artifact)
             return flag
@@ -198,7 +199,8 @@ class RunRecorder:
         flushed = functools.partial(self._flushed, rows=rows, artifact=artifact, handled=handled)
         try:
             # `submit_sync` queues at once: these events commit before any later terminal write.
-            written = self.batcher.submit_sync(write)
+            # (A `Checkpoint` alone: the batch's consecutive ones are one statement.)
+            written = self.batcher.submit_sync(checkpoint if artifact is None else with_artifact)
         except Exception as error:  # the batcher is stopping
             failed: asyncio.Future[bool | None] = asyncio.get_running_loop().create_future()
             failed.set_exception(error)
