@@ -178,20 +178,24 @@ async def test_a_run_twice_in_one_batch_is_checkpointed_in_order(
     assert await stored(db, two) == (101, [101])
 
 
-async def test_more_checkpoints_than_the_statements_sizes_are_one_update(
+@pytest.mark.parametrize(("count", "statements"), [(11, 1), (34, 2)])
+async def test_many_checkpoints_are_few_updates(
     client: httpx.AsyncClient,
     auth: dict[str, str],
     db: Database,
     batcher: WriteBatcher,
     run_updates: list[str],
+    count: int,
+    statements: int,
 ) -> None:
-    # Past 8, the statement's size is rounded up to a multiple of 16 (NULL rows fill it).
-    runs = await claimed(client, auth, db, count=11)
+    # Past 8 runs, a statement's size is rounded up to 16 or 32 (NULL rows fill it); past 32,
+    # another statement takes the rest.
+    runs = await claimed(client, auth, db, count=count)
     run_updates.clear()
-    written = [batcher.submit_sync(checkpoint(run, 101)) for run in runs[:10]]
-    written.append(batcher.submit_sync(checkpoint(runs[10], 101, attempt=runs[10].attempt + 1)))
-    assert await asyncio.gather(*written) == [False] * 10 + [None]
-    assert len(run_updates) == 1
-    for run in runs[:10]:
+    written = [batcher.submit_sync(checkpoint(run, 101)) for run in runs[:-1]]
+    written.append(batcher.submit_sync(checkpoint(runs[-1], 101, attempt=runs[-1].attempt + 1)))
+    assert await asyncio.gather(*written) == [False] * (count - 1) + [None]
+    assert len(run_updates) == statements
+    for run in runs[:-1]:
         assert await stored(db, run) == (101, [101])
-    assert await stored(db, runs[10]) == (runs[10].last_event_seq, [])
+    assert await stored(db, runs[-1]) == (runs[-1].last_event_seq, [])
