@@ -347,7 +347,7 @@ def _checkpoints(session: Session, operations: Sequence[Checkpoint]) -> list[boo
         params[f"b_last_event_seq_{index}"] = each.last_event_seq
         params[f"b_lease_expires_at_{index}"] = now + timedelta(seconds=each.lease_seconds)
     # Sizes past 8 rounded up to 16 or 32 (the rest NULL rows, which match no run): each size
-    # is a statement that SQLAlchemy compiles (≈ 10 ms of CPU at 32) and sqlite3 or asyncpg
+    # is a statement that SQLAlchemy compiles (≈ 9 ms of CPU at 32) and sqlite3 or asyncpg
     # prepare, once per process; 10 of them in all.
     size = len(operations) if len(operations) <= 8 else 16 if len(operations) <= 16 else 32
     for index in range(len(operations), size):
@@ -365,9 +365,9 @@ def _checkpoints(session: Session, operations: Sequence[Checkpoint]) -> list[boo
     return results
 
 
-# At most this many runs per statement: past a few the CPU per run is flat (≈ 13 µs of CPU a
-# checkpoint at 16, 44 or 160 against ≈ 45 µs alone, measured on SQLite), and every size more
-# is a statement more to compile.
+# At most this many runs per statement: past a few the CPU per run is flat (13-19 µs of CPU a
+# checkpoint at 16 to 160 runs, against 40-50 µs alone, measured on SQLite), and every size
+# more is a statement more to compile.
 _CHECKPOINTS_AT_ONCE = 32
 _CHECKPOINT_COLUMNS = {
     "run_id": _RUNS.c.id,
