@@ -95,7 +95,6 @@ async def release(app: FastAPI) -> None:
         runtime = app.state.workers.runtime
         runtime.models._registered = dict(running.registered)
         runtime.models._built.cache_clear()
-        runtime._agent.cache_clear()  # agents built on the models a test registered
         runtime.mcp.lists._lists.clear()
 
 

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass, field
-from functools import lru_cache
 from typing import Any
 
 from pydantic_ai import Agent, CancellationToken
@@ -26,10 +25,6 @@ from pydantic_ai.messages import (
     FunctionToolResultEvent,
     ModelMessage,
     ModelMessagesTypeAdapter,
-    PartDeltaEvent,
-    PartStartEvent,
-    TextPart,
-    TextPartDelta,
 )
 from pydantic_ai.run import AgentRun
 from pydantic_ai.settings import ModelSettings
@@ -44,6 +39,7 @@ from atrium.runtime.mcp_servers import McpServers
 from atrium.runtime.models import ModelRegistry, ModelUnavailable
 from atrium.runtime.output import StructuredOutput
 from atrium.runtime.sink import RunSink
+from atrium.runtime.streamed_text import StreamedText
 from atrium.runtime.toolcalls import ObservedToolset, RunToolset, ToolCallLog, ToolFailure
 from atrium.runtime.tools import TOOLS, RunDeps
 from atrium.settings import Settings
@@ -97,24 +93,13 @@ class Runtime:
         self.settings = settings
         self.models = ModelRegistry(settings)
         self.mcp = McpServers.of(settings)
-        # Bounded like the models it holds (an agent keeps its model alive): any key may name
-        # any model, so an unbounded map grew with every new name (issue 15). Tools and output
-        # types are given per run (`iter(toolsets=…, output_type=…)`), so the model is the key.
-        self._agent = lru_cache(maxsize=settings.model_cache_size)(self._build_agent)
-
-    @property
-    def cached_agents(self) -> int:
-        """How many built agents the cache holds now (at most `ATRIUM_MODEL_CACHE_SIZE`)."""
-        return self._agent.cache_info().currsize
+        # One agent for every run: its model (`StreamedText` over the registry's, which bounds
+        # what it holds: issue 15), tools and output type are given per run (`iter(model=…,
+        # toolsets=…, output_type=…)`), so nothing here grows with the names keys use.
+        self._agent = Agent[RunDeps, str](deps_type=RunDeps, output_type=str, name="atrium")
 
     async def aclose(self) -> None:
-        self._agent.cache_clear()
         await self.models.aclose()
-
-    def _build_agent(self, model_name: str) -> Agent[RunDeps, str]:
-        return Agent(
-            self.models.resolve(model_name), deps_type=RunDeps, output_type=str, name="atrium"
-        )
 
     async def execute(
         self, spec: RunSpec, sink: RunSink, cancellation: CancellationToken
@@ -149,7 +134,7 @@ class Runtime:
                 _announce_answers(log, resume)
             model = str(config.get("model") or "atrium:offline")
             await self.models.load(model)
-            agent = self._agent(model)
+            streamed = StreamedText(self.models.resolve(model), sink)
             deps = RunDeps(
                 run_id=spec.run_id,
                 sink=sink,
@@ -160,8 +145,9 @@ class Runtime:
             servers = [tool for tool in tools if isinstance(tool, McpServerTool)]
             async with (
                 self.mcp.toolsets(servers, log) as remote,
-                agent.iter(
+                self._agent.iter(
                     None if resume is not None else spec.prompt,
+                    model=streamed,
                     output_type=output_type,
                     toolsets=[RunToolset([*local, *remote])],
                     message_history=history or None,
@@ -256,17 +242,13 @@ class Runtime:
     async def _drive(
         self, agent_run: AgentRun[RunDeps, Any], sink: RunSink, *, requests: int = 0
     ) -> None:
-        """Walk the agent graph, turning its streams into run events; stop when cancelled.
+        """Walk the agent graph, turning its steps and tool calls into run events (the model's
+        text goes to the sink from `StreamedText`); stop when cancelled.
         `requests`: the model requests the run made before it waited (steps go on counting)."""
         async for node in agent_run:
             if Agent.is_model_request_node(node):
                 requests += 1
                 sink.emit(EventKind.STEP, {"step": "model_request", "index": requests})
-                async with node.stream(agent_run.ctx) as model_stream:
-                    async for event in model_stream:
-                        text = _text_of(event)
-                        if text:
-                            sink.append_text(text)
             elif Agent.is_call_tools_node(node):
                 async with node.stream(agent_run.ctx) as tool_stream:
                     async for tool_event in tool_stream:
@@ -312,14 +294,6 @@ def _announce_answers(log: ToolCallLog, resume: Resume) -> None:
             log.returned(call_id, name, resume.outputs[call_id], is_error=False)
         elif call_id in resume.approvals and not resume.approvals[call_id][0]:
             log.returned(call_id, name, denial_text(resume.approvals[call_id][1]), is_error=True)
-
-
-def _text_of(event: object) -> str | None:
-    if isinstance(event, PartStartEvent) and isinstance(event.part, TextPart):
-        return event.part.content
-    if isinstance(event, PartDeltaEvent) and isinstance(event.delta, TextPartDelta):
-        return event.delta.content_delta
-    return None
 
 
 def _emit_tool_event(sink: RunSink, event: object) -> None:
