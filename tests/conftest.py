@@ -17,6 +17,7 @@ insides beyond its data (its metrics, a cache's settings) marks itself `fresh_ap
 from __future__ import annotations
 
 import asyncio
+import gc
 import os
 import secrets
 import time
@@ -72,6 +73,17 @@ def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
 
 
 _calibrations: list[float] = []
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_collection_finish(session: pytest.Session) -> None:
+    """The heap collection built (every library, atrium, the test modules, Hypothesis's and
+    schemathesis's state) is moved out of the collector's reach before the tests run: it never
+    becomes garbage, and each full collection walked all of it again, a tenth of a worker's CPU
+    in modules of many small tests (1.26 -> 0.65 s of 14.6 in three such modules, calibration
+    ~12 ms). What the tests allocate is collected as before."""
+    gc.collect()
+    gc.freeze()
 
 
 def _calibration() -> float:
