@@ -17,6 +17,8 @@ insides beyond its data (its metrics, a cache's settings) marks itself `fresh_ap
 from __future__ import annotations
 
 import asyncio
+import gc
+import json
 import os
 import secrets
 import time
@@ -72,6 +74,17 @@ def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
 
 
 _calibrations: list[float] = []
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_collection_finish(session: pytest.Session) -> None:
+    """The heap collection built (every library, atrium, the test modules, Hypothesis's and
+    schemathesis's state) is moved out of the collector's reach before the tests run: it never
+    becomes garbage, and each full collection walked all of it again, a tenth of a worker's CPU
+    in modules of many small tests (1.26 -> 0.65 s of 14.6 in three such modules, calibration
+    ~12 ms). What the tests allocate is collected as before."""
+    gc.collect()
+    gc.freeze()
 
 
 def _calibration() -> float:
@@ -219,8 +232,25 @@ def build_settings(
     }
     values.update(overrides)
     # A fresh prefix keeps every test's Redis counters and channels apart.
-    values.setdefault("redis_prefix", f"atrium-test-{secrets.token_hex(4)}")
-    return Settings(_env_file=None, **values)  # type: ignore[arg-type]
+    prefix = values.pop("redis_prefix", None) or f"atrium-test-{secrets.token_hex(4)}"
+    try:
+        # The environment too: pydantic-settings reads it, and a test may have set a variable.
+        key: str | None = json.dumps([values, dict(os.environ)], sort_keys=True)
+    except (TypeError, ValueError):  # a value JSON cannot write: validated afresh, not kept
+        key = None
+    validated = _validated.get(key) if key is not None else None
+    if validated is None:
+        made = Settings(_env_file=None, redis_prefix=prefix, **values)  # type: ignore[arg-type]
+        if key is not None:
+            _validated[key] = made
+        return made
+    return validated.model_copy(update={"redis_prefix": prefix}, deep=True)
+
+
+# Settings validated once per set of values and environment, copied for each test with its own
+# Redis prefix: validating them again (pydantic-settings reads the environment and checks ~100
+# fields) cost ~2.4 ms of CPU per test, calibration ~12 ms.
+_validated: dict[str, Settings] = {}
 
 
 @pytest.fixture

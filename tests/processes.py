@@ -72,6 +72,8 @@ PRELOAD = [
     "typer",
     "rich.console",
     "httpx",
+    # Last: freezes the heap the modules above built (tests/frozen_preload.py).
+    "tests.frozen_preload",
 ]
 
 

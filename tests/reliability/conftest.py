@@ -51,7 +51,9 @@ def frozen_heap() -> Iterator[None]:
     OpenAPI document, schemathesis's and Hypothesis's state) is kept out of the collector's
     scans, and young collections are rarer. Each request leaves garbage behind that makes the
     collector run, and every older collection walked that whole heap, which never becomes
-    garbage: a tenth of the fuzz module's CPU went to it (calibration ~17 ms)."""
+    garbage: a tenth of the fuzz module's CPU went to it (calibration ~17 ms). The heap stays
+    frozen after the module: unfreezing would hand the session's frozen heap (tests/conftest.py)
+    back to the collector too."""
     gc.collect()
     gc.freeze()
     thresholds = gc.get_threshold()
@@ -60,7 +62,6 @@ def frozen_heap() -> Iterator[None]:
         yield
     finally:
         gc.set_threshold(*thresholds)
-        gc.unfreeze()
 
 
 def error_problem(status: int, body: bytes, content_type: str) -> str | None:
