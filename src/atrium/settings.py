@@ -67,6 +67,14 @@ class Settings(BaseSettings):
     sqlite_busy_timeout_ms: int = Field(
         10_000, ge=0, description="How long SQLite waits on a locked database."
     )
+    malloc_trim_seconds: float = Field(
+        30.0,
+        ge=0,
+        description="`atrium serve` and `atrium worker` hand the memory glibc's malloc holds "
+        "free back to the system (`malloc_trim(0)`) this often (0: never; glibc only); without "
+        "it the RSS of a server under steady load creeps up (docs/runs.md, memory under steady "
+        "load).",
+    )
 
     # --- outbound requests and DNS (webhooks, MCP servers, domain verification) -----------------
     allow_private_targets: bool = Field(
