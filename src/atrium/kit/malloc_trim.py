@@ -1,11 +1,12 @@
 """Hand the pages glibc's malloc keeps free back to the system, every few seconds.
 
-glibc returns memory to the system on its own only from the top of a heap. Under steady load
-the pages freed between live chunks stay resident: in a one-hour soak of `atrium serve`
-(docs/runs.md, memory under steady load) the free bytes inside glibc's heaps grew 3 → 9 MB
-while the bytes in use barely moved, and that was most of the RSS climb. `malloc_trim(0)`
-releases every whole free page of every arena (`madvise(MADV_DONTNEED)`); the chunks stay
-free for reuse, and a page touched again costs one page fault.
+glibc returns memory to the system on its own only from the top of a heap: pages freed between
+live chunks stay resident. `malloc_trim(0)` releases every whole free page of every arena
+(`madvise(MADV_DONTNEED)`); the chunks stay free for reuse, and a page touched again costs one
+page fault. About 0.2 ms of CPU a call. Under the soak's steady load the free chunks are small
+(a few hundred bytes to a few KB between live ones), so it releases little there and did not
+lower the RSS slope (docs/runs.md, memory under steady load, fifth pass); it is for whatever
+leaves whole pages free.
 
 Only where the C library is glibc: elsewhere (musl, macOS) nothing starts.
 """
