@@ -252,7 +252,10 @@ def allocators(pid: int, folder: Path, count: int) -> str:
             if int(words[7]):
                 figures.append(f"lru{words[1]} {words[3]}/{words[5]} inserts {words[7]}")
         else:  # counts as they are, bytes in KiB
-            counted = words[0] in {"py_arenas", "gc_full", "gc_full_collected", "gc_frozen"}
+            counted = words[0] in {
+                "py_arenas", "gc_full", "gc_full_collected", "gc_frozen", "trim_calls",
+                "trim_cpu_us",
+            }  # fmt: skip
             figures.append(f"{words[0]} {int(words[1]) if counted else int(words[1]) // 1024}")
     per_connection = " ".join(f"{name} {value // 1024}" for name, value in sqlite.items())
     return f"{', '.join(figures)}; {connections} sqlite connections (KiB): {per_connection}"

@@ -114,7 +114,33 @@ def malloc_memory() -> str:
     return (
         f"malloc_heaps {info.arena}\nmalloc_mapped {info.hblkhd}\n"
         f"malloc_used {info.uordblks}\nmalloc_free {info.fordblks}\n"
+        f"malloc_fastbins {info.fsmblks}\nmalloc_top {info.keepcost}\n"
     )
+
+
+def malloc_info(path: Path) -> None:
+    """glibc's `malloc_info` XML (per arena: free chunks by size, what is mapped) to `path`."""
+    import ctypes
+
+    libc = ctypes.CDLL(None)
+    libc.fopen.restype = ctypes.c_void_p
+    libc.fopen.argtypes = [ctypes.c_char_p, ctypes.c_char_p]
+    libc.malloc_info.argtypes = [ctypes.c_int, ctypes.c_void_p]
+    libc.fclose.argtypes = [ctypes.c_void_p]
+    stream = libc.fopen(str(path).encode(), b"w")
+    if stream:
+        libc.malloc_info(0, stream)
+        libc.fclose(stream)
+
+
+def trimmer() -> str:
+    """`malloc_trim` calls made by the server (`ATRIUM_MALLOC_TRIM_SECONDS`) and their CPU."""
+    from atrium.kit import malloc_trim
+
+    active = malloc_trim.active
+    if active is None:
+        return ""
+    return f"trim_calls {active.calls}\ntrim_cpu_us {int(active.cpu_seconds * 1e6)}\n"
 
 
 def python_memory() -> str:
@@ -202,8 +228,9 @@ def main() -> None:
     def memory_report(_signum: int, _frame: FrameType | None) -> None:
         nonlocal reported
         reported += 1
+        malloc_info(folder / f"malloc-info-{reported}.xml")
         (folder / f"memory-{reported}.txt").write_text(
-            python_memory() + collector() + malloc_memory() + sqlite_memory() + caches()
+            python_memory() + collector() + malloc_memory() + trimmer() + sqlite_memory() + caches()
         )
 
     signal.signal(signal.SIGUSR2, memory_report)

@@ -26,6 +26,7 @@ from atrium.auth import repository as auth_repository
 from atrium.auth import service as auth_service
 from atrium.db.engine import Database
 from atrium.db.migrate import upgrade
+from atrium.kit.malloc_trim import start_malloc_trim
 from atrium.observability.logs import install_log_escaping
 from atrium.settings import Settings
 
@@ -161,6 +162,7 @@ def serve(settings: Settings, *, host: str, port: int) -> None:
 
     application = create_app(settings)
     tune_gc()
+    start_malloc_trim(settings.malloc_trim_seconds)
     with asyncio_thread():  # uvicorn runs its loop in this thread
         uvicorn.run(
             application,
@@ -180,6 +182,7 @@ def work(settings: Settings) -> None:
     from atrium.worker.process import run_worker_process
 
     tune_gc()
+    start_malloc_trim(settings.malloc_trim_seconds)
     # The event loop `serve` runs on (uvicorn's choice: uvloop where it is installed), not
     # asyncio's default: a worker's CPU is mostly callbacks, tasks and sockets of the loop
     # (pydantic-ai's stream layers, the model's HTTP stream), which uvloop runs in C.
