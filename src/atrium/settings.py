@@ -195,7 +195,7 @@ class Settings(BaseSettings):
     model_cache_size: int = Field(
         128,
         ge=1,
-        description="Built models (and their agents) kept per process; others are rebuilt on use.",
+        description="Built models kept per process; others are rebuilt on use.",
     )
     default_model: str = Field(
         "atrium:offline",
