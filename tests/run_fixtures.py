@@ -4,13 +4,16 @@ conftest imports the ones it uses."""
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
 
 import httpx
 import pytest
 from fastapi import FastAPI
 
+from atrium.db.batcher import WriteBatcher
+from atrium.db.engine import Database
+from atrium.runs import event_repository
 from atrium.runtime.models import ModelRegistry
 
 AgentFactory = Callable[..., Awaitable[str]]
@@ -36,3 +39,13 @@ def models(app: FastAPI) -> ModelRegistry:
     """The worker's model registry: tests register pydantic-ai test models on it."""
     registry: ModelRegistry = app.state.workers.runtime.models
     return registry
+
+
+@pytest.fixture
+async def batcher(db: Database) -> AsyncIterator[WriteBatcher]:
+    """A write batcher of the test's database, as the worker makes it (a batch's event rows
+    inserted together)."""
+    made = WriteBatcher(db, around_batch=event_repository.batched)
+    made.start()
+    yield made
+    await made.stop()

@@ -4,11 +4,9 @@ submission order, and a failing operation's rows fail that operation alone."""
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
 from typing import Any
 
 import httpx
-import pytest
 from sqlalchemy import Engine, event, select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
@@ -19,14 +17,6 @@ from atrium.db.models import RunEvent
 from atrium.kit.time import utcnow
 from atrium.runs import event_repository, events
 from tests.runs.helpers import create_run, wait_finished
-
-
-@pytest.fixture
-async def batcher(db: Database) -> AsyncIterator[WriteBatcher]:
-    made = WriteBatcher(db, around_batch=event_repository.batched)
-    made.start()
-    yield made
-    await made.stop()
 
 
 def inserting(run_id: str, *seqs: int) -> Any:

@@ -1,5 +1,6 @@
-"""Fixtures of the worker tests: agents made through the API, models registered on the app."""
+"""Fixtures of the worker tests: agents made through the API, models registered on the app,
+a write batcher."""
 
-from tests.run_fixtures import make_agent, models
+from tests.run_fixtures import batcher, make_agent, models
 
-__all__ = ["make_agent", "models"]
+__all__ = ["batcher", "make_agent", "models"]

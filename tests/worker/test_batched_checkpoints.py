@@ -6,7 +6,7 @@ alone."""
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import Iterator
 from typing import Any
 
 import httpx
@@ -18,7 +18,7 @@ from atrium.db.batcher import WriteBatcher
 from atrium.db.engine import Database
 from atrium.db.models import Run, RunEvent, RunStatus
 from atrium.kit.time import utcnow
-from atrium.runs import event_repository, events, lifecycle, queue_repository
+from atrium.runs import events, lifecycle, queue_repository
 from atrium.runs.lifecycle import ClaimedRun, Ending, Usage
 from tests.runs.helpers import RUNS, create_run
 
@@ -28,14 +28,6 @@ OWNER = "host:1234:abcd"
 @pytest.fixture
 def settings_overrides() -> dict[str, object]:
     return {"run_worker": False}  # this test is the worker
-
-
-@pytest.fixture
-async def batcher(db: Database) -> AsyncIterator[WriteBatcher]:
-    made = WriteBatcher(db, around_batch=event_repository.batched)
-    made.start()
-    yield made
-    await made.stop()
 
 
 @pytest.fixture
