@@ -11,6 +11,8 @@ import sys
 
 import pytest
 
+from atrium.kit.malloc_trim import glibc_malloc_trim
+
 # Fills glibc's main heap with 4,000-byte chunks (above pymalloc's 512, below glibc's mmap
 # threshold), then frees 15 of every 16: ~37 MB of free chunks between live ones, which glibc
 # does not return by itself (only the top of a heap is). Then starts the trimmer as
@@ -51,9 +53,7 @@ def _trimmed(seconds: str) -> tuple[int, int, int]:
     return before, after, calls
 
 
-glibc = pytest.mark.skipif(
-    not (os.confstr("CS_GNU_LIBC_VERSION") or "").startswith("glibc"), reason="glibc only"
-)
+glibc = pytest.mark.skipif(glibc_malloc_trim() is None, reason="glibc only")
 
 
 @glibc

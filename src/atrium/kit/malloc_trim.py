@@ -23,7 +23,7 @@ from collections.abc import Callable
 logger = logging.getLogger(__name__)
 
 
-def _glibc_malloc_trim() -> Callable[[int], int] | None:
+def glibc_malloc_trim() -> Callable[[int], int] | None:
     """glibc's `malloc_trim`, or None when the process does not run on glibc."""
     try:
         if not (os.confstr("CS_GNU_LIBC_VERSION") or "").startswith("glibc"):
@@ -78,7 +78,7 @@ def start_malloc_trim(interval: float) -> MallocTrimmer | None:
     global active
     if interval <= 0:
         return None
-    trim = _glibc_malloc_trim()
+    trim = glibc_malloc_trim()
     if trim is None:
         logger.debug("malloc_trim: not glibc, nothing to trim")
         return None
