@@ -37,6 +37,7 @@ from atrium.app import create_app
 from atrium.auth.service import IssuedKey, create_key
 from atrium.db.engine import Database
 from atrium.db.migrate import upgrade
+from atrium.operations import MIDDLE_COLLECTIONS, OLD_COLLECTIONS, YOUNG_COLLECTION
 from atrium.settings import Settings
 from tests import apps
 from tests.dns_server import DNSServer
@@ -82,9 +83,12 @@ def pytest_collection_finish(session: pytest.Session) -> None:
     schemathesis's state) is moved out of the collector's reach before the tests run: it never
     becomes garbage, and each full collection walked all of it again, a tenth of a worker's CPU
     in modules of many small tests (1.26 -> 0.65 s of 14.6 in three such modules, calibration
-    ~12 ms). What the tests allocate is collected as before."""
+    ~12 ms). What the tests allocate is collected under the thresholds the server sets for
+    itself (`atrium.operations.tune_gc`): the apps of the tests run in this process, and
+    CPython's default young threshold (700) collected about seven times as often."""
     gc.collect()
     gc.freeze()
+    gc.set_threshold(YOUNG_COLLECTION, MIDDLE_COLLECTIONS, OLD_COLLECTIONS)
 
 
 def _calibration() -> float:
@@ -235,7 +239,10 @@ def build_settings(
     prefix = values.pop("redis_prefix", None) or f"atrium-test-{secrets.token_hex(4)}"
     try:
         # The environment too: pydantic-settings reads it, and a test may have set a variable.
-        key: str | None = json.dumps([values, dict(os.environ)], sort_keys=True)
+        # Not PYTEST_CURRENT_TEST, which pytest sets to each test's id (no setting reads it):
+        # with it in the key every test missed and validated its settings again.
+        environment = {k: v for k, v in os.environ.items() if k != "PYTEST_CURRENT_TEST"}
+        key: str | None = json.dumps([values, environment], sort_keys=True)
     except (TypeError, ValueError):  # a value JSON cannot write: validated afresh, not kept
         key = None
     validated = _validated.get(key) if key is not None else None
