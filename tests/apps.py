@@ -28,6 +28,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
 
 from atrium.app import create_app
 from atrium.db.base import Base
+from atrium.db.engine import is_sqlite
 from atrium.settings import Settings
 
 
@@ -125,11 +126,11 @@ async def empty_tables(database_url: str) -> None:
     One query first names the tables that have rows (a test touches a few of the 14): a DELETE
     per table, ~0.4 ms of CPU each on SQLite (a hop to its driver's thread), was most of it.
     On SQLite the whole of it is one hop to a thread, on a plain `sqlite3` connection."""
-    url = make_url(database_url)
-    if url.get_backend_name() == "sqlite":
+    if is_sqlite(database_url):
         connection = _sqlite_wipers.get(database_url)
         if connection is None:
-            connection = _sqlite_wipers[database_url] = _sqlite_wiper(url.database or "")
+            path = make_url(database_url).database or ""
+            connection = _sqlite_wipers[database_url] = _sqlite_wiper(path)
         await asyncio.to_thread(_empty_sqlite, connection)
         return
     engine = _wipers.get(database_url)
@@ -155,15 +156,11 @@ def _empty_sqlite(connection: sqlite3.Connection) -> None:
     filled = {name for (name,) in connection.execute(_FILLED.text)}
     if not filled:
         return
-    connection.execute("BEGIN IMMEDIATE")
-    try:
+    with connection:  # commits the transaction, or rolls it back on an error
+        connection.execute("BEGIN IMMEDIATE")
         for table in reversed(Base.metadata.sorted_tables):
             if table.name in filled:
                 connection.execute(f"DELETE FROM {table.name}")
-    except BaseException:
-        connection.execute("ROLLBACK")
-        raise
-    connection.execute("COMMIT")
 
 
 _FILLED = text(
