@@ -286,6 +286,28 @@ async def test_tls_verifies_the_name_while_connecting_to_the_checked_address(
         server.stop()
 
 
+async def test_every_client_verifies_with_one_context_built_once(dns_server: DNSServer) -> None:
+    """By default a client trusts certifi's authorities only, through one TLS context per
+    process (building one cost ~28 ms of CPU: a webhook sender's start, an MCP server's run)."""
+    authority = trustme.CA()
+    dns_server.records["secure.test"] = {"A": ["127.0.0.1"]}
+    server_context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+    authority.issue_cert("secure.test").configure_cert(server_context)
+    server = _Server(server_context)
+    contexts = []
+    try:
+        for _ in range(2):
+            settings = _settings(dns_server, allow_private=True)
+            async with outbound_client(settings, timeout=5) as http:
+                with pytest.raises(httpx.ConnectError, match="certificate"):
+                    await http.get(f"https://secure.test:{server.port}/")
+                contexts.append(http._transport._pool._ssl_context)  # type: ignore[attr-defined]
+    finally:
+        server.stop()
+    assert contexts[0] is contexts[1]
+    assert contexts[0].verify_mode == ssl.CERT_REQUIRED
+
+
 async def test_the_system_resolver_is_used_without_nameservers(web: _Server) -> None:
     resolver = Resolver([], timeout=5)
     assert ipaddress.ip_address("127.0.0.1") in await resolver.addresses("localhost")
