@@ -10,6 +10,10 @@ answer streams), and however the rest of atrium is built, a core executes at mos
   `Agent.run` (no streaming: the cheapest way through the loop);
 - atrium's runtime: `Runtime.execute` of the `atrium:offline` model with its three tools and a
   sink that stores nothing, i.e. the pydantic-ai loop plus atrium's event and tool code;
+- the same with an MCP server instead (`mcp_echo.py`, fastmcp on loopback, in a process of its
+  own) whose `echo` tool the offline script calls once: a run's MCP session (its HTTP client,
+  the initialize handshake, the tool list, from cache after the first run, the call, the close)
+  on atrium's side;
 - a calibration: CPU time of `sum(range(10**6))`, so figures taken on machines of different
   speed (or on one machine on different days) can be compared.
 
@@ -26,7 +30,7 @@ import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
 
-from harness import calibration_ms  # this folder: a script's own directory
+from harness import calibration_ms, mcp_echo  # this folder: a script's own directory
 from pydantic_ai import Agent, CancellationToken
 from pydantic_ai.messages import (
     ModelMessage,
@@ -147,6 +151,25 @@ async def main(runs: int) -> None:
         ms = await _cpu_ms_per_run(run, runs)
         print(f"{name}: {ms:.2f} ms CPU per run = at most {1000 / ms:.0f} runs/s per core")
     await runtime.aclose()
+
+    # The MCP server is on loopback: the outbound rule (DESIGN §9) is lifted for it.
+    mcp_runtime = Runtime(Settings(_env_file=None, allow_private_targets=True))  # type: ignore[call-arg]
+    with mcp_echo() as url:
+        tool = {"type": "mcp", "server_label": "bench", "server_url": url}
+        mcp_config = {"model": "atrium:offline", "tools": [tool]}
+        prompt = 'hello\ncall bench_echo {"text": "hi"}'
+
+        async def offline_mcp() -> object:
+            spec = RunSpec(run_id="run_bench", prompt=prompt, config=mcp_config, history=[])
+            outcome = await mcp_runtime.execute(spec, _NullSink(), CancellationToken())
+            assert outcome.status == "completed", outcome
+            return outcome
+
+        # Fewer runs: each is a few HTTP exchanges with the server, so it takes longer.
+        ms = await _cpu_ms_per_run(offline_mcp, max(1, runs // 3))
+        name = "atrium Runtime.execute, atrium:offline calling one MCP tool"
+        print(f"{name}: {ms:.2f} ms CPU per run")
+    await mcp_runtime.aclose()
 
 
 if __name__ == "__main__":

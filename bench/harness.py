@@ -203,15 +203,12 @@ def stop(process: subprocess.Popen[bytes]) -> None:
 
 
 @contextlib.contextmanager
-def slow_llm(*, latency: float, chunks: int) -> Iterator[str]:
-    """The OpenAI-compatible streaming server of `slow_llm.py` in a process of its own (its CPU
-    is not the server's), answering in `chunks` pieces over `latency` seconds; yields its base
-    URL."""
+def _loopback_server(script: str, *args: str) -> Iterator[int]:
+    """This folder's `script` serving on a free loopback port (its first argument), in a
+    process of its own (its CPU is not the measured process's); yields the port once it
+    accepts connections."""
     port = free_port()
-    pause = latency / chunks if chunks else 0.0
-    process = subprocess.Popen(
-        [sys.executable, str(HERE / "slow_llm.py"), str(port), str(pause), str(chunks)]
-    )
+    process = subprocess.Popen([sys.executable, str(HERE / script), str(port), *args])
     try:
         deadline = time.monotonic() + 60
         while True:
@@ -219,12 +216,28 @@ def slow_llm(*, latency: float, chunks: int) -> Iterator[str]:
                 socket.create_connection(("127.0.0.1", port), timeout=0.5).close()
                 break
             if process.poll() is not None or time.monotonic() > deadline:
-                raise SystemExit("the model server did not start")
+                raise SystemExit(f"{script} did not start")
             time.sleep(0.05)
-        yield f"http://127.0.0.1:{port}/v1"
+        yield port
     finally:
         process.terminate()
         process.wait(timeout=10)
+
+
+@contextlib.contextmanager
+def slow_llm(*, latency: float, chunks: int) -> Iterator[str]:
+    """The OpenAI-compatible streaming server of `slow_llm.py`, answering in `chunks` pieces
+    over `latency` seconds; yields its base URL."""
+    pause = latency / chunks if chunks else 0.0
+    with _loopback_server("slow_llm.py", str(pause), str(chunks)) as port:
+        yield f"http://127.0.0.1:{port}/v1"
+
+
+@contextlib.contextmanager
+def mcp_echo() -> Iterator[str]:
+    """The MCP server of `mcp_echo.py` (one tool, `echo`); yields its URL."""
+    with _loopback_server("mcp_echo.py") as port:
+        yield f"http://127.0.0.1:{port}/mcp"
 
 
 @contextlib.contextmanager
