@@ -63,9 +63,10 @@ class Tally:
     refused: int = 0  # 429s: creates or streams
     polled: int = 0  # followers that fell back to polling
     # Streams resumed, by the error. Seen with PostgreSQL + Redis, 0-6 in a 1,000-run burst,
-    # none on SQLite: `ReadError` before any frame (anyio's ClosedResourceError underneath),
-    # the server's side of the connection gone. Not uvicorn's keep-alive timeout (30 s instead
-    # of 5 s: 2 and 0 in two bursts); cause not found yet.
+    # none on SQLite: `ReadError` before any frame, from anyio's ClosedResourceError, which
+    # anyio raises only for a socket closed on its own side: the client (httpcore's pool)
+    # closed it under the pending read (no server log line; uvicorn's keep-alive at 30 s
+    # instead of 5 s changed nothing: 2 and 0 in two bursts).
     reconnects: dict[str, int] = field(default_factory=dict)
     # 408s: on a starved machine this client's loop can take longer than the server's head
     # timeout between opening a connection and sending its request; retried.
