@@ -198,8 +198,8 @@ class PinnedBackend(httpcore.AsyncNetworkBackend):
 
 @functools.cache
 def _context(*, verify: bool) -> ssl.SSLContext:
-    """One TLS context per process and mode. Building one loads certifi's CA bundle: ~28 ms of
-    CPU (about a calibration) for each client, i.e. each start of the webhook sender and each
+    """One TLS context per process and mode. Building one loads certifi's CA bundle: 28-40 ms
+    of CPU (1.3 calibrations) for each client, i.e. each start of the webhook sender and each
     MCP server of every run. Sharing it is safe: httpcore only sets its ALPN protocols on each
     connection, to the same value for every client here (HTTP/1.1 only)."""
     return httpx.create_ssl_context(verify=verify, trust_env=False)
