@@ -288,7 +288,7 @@ async def test_tls_verifies_the_name_while_connecting_to_the_checked_address(
 
 async def test_every_client_verifies_with_one_context_built_once(dns_server: DNSServer) -> None:
     """By default a client trusts certifi's authorities only, through one TLS context per
-    process (building one cost ~28 ms of CPU: a webhook sender's start, an MCP server's run)."""
+    process (building one cost 28-40 ms of CPU: a webhook sender's start, an MCP server's run)."""
     authority = trustme.CA()
     dns_server.records["secure.test"] = {"A": ["127.0.0.1"]}
     server_context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
