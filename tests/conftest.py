@@ -85,7 +85,7 @@ def pytest_collection_finish(session: pytest.Session) -> None:
     in modules of many small tests (1.26 -> 0.65 s of 14.6 in three such modules, calibration
     ~12 ms). What the tests allocate is collected under the thresholds the server sets for
     itself (`atrium.operations.tune_gc`): the apps of the tests run in this process, and
-    CPython's default young threshold (700) collected about seven times as often."""
+    CPython's default young threshold (700) collected about fourteen times as often."""
     gc.collect()
     gc.freeze()
     gc.set_threshold(YOUNG_COLLECTION, MIDDLE_COLLECTIONS, OLD_COLLECTIONS)

@@ -48,7 +48,7 @@ def configure_logging(settings: Settings) -> None:
 # Young objects are collected every YOUNG_COLLECTION net allocations of tracked objects, the
 # middle generation every MIDDLE_COLLECTIONS young collections, the old one every
 # OLD_COLLECTIONS middle collections (when enough objects have reached it since the last).
-YOUNG_COLLECTION = 5_000
+YOUNG_COLLECTION = 10_000
 MIDDLE_COLLECTIONS = 20
 OLD_COLLECTIONS = 2
 
@@ -62,11 +62,14 @@ def tune_gc() -> None:
     the whole tail of the event lag (p99 230-307 ms; 107 ms with this). Freezing moves what
     start-up allocated (modules, models, the app) out of every later collection.
 
-    The young generation is collected every 5,000 net allocations, the middle one every 20 of
+    The young generation is collected every 10,000 net allocations, the middle one every 20 of
     those. A request leaves cyclic garbage (≈ 3 KB), which waits for the collection of its
     generation: with the young one collected every 50,000 allocations the pile swung by 6 MB,
     and each swing reached memory the one before had not, so the RSS of a server under steady
-    load rose for hours (`bench/soak.py`, docs/runs.md); with 5,000 the swing is ≈ 0.5 MB.
+    load rose for hours (`bench/soak.py`, docs/runs.md); with 5,000 the swing was ≈ 0.5 MB,
+    with 10,000 ≈ 1 MB, and side by side in a 25-minute soak the two rose alike (+3.8 and
+    +3.9 MB/h). 10,000 collects less often in a burst of runs (the collector's CPU there, by
+    `gc.callbacks`: 2.2-2.9 s -> 1.7-1.8 s of ~11-16 s; docs/runs.md).
 
     Garbage that was still in use at a middle collection (a request, a run in flight) reaches
     the old generation and waits for a full collection. CPython makes one only when the
