@@ -58,7 +58,12 @@ class Settings(BaseSettings):
         None, description="Key given to account `default` on the first start of an empty database."
     )
     log_level: str = Field("INFO", description="Log level of the atrium loggers.")
-    db_pool_size: int = Field(10, ge=1, description="Connection pool size (PostgreSQL).")
+    db_pool_size: int = Field(
+        10,
+        ge=1,
+        description="Connection pool size (PostgreSQL): sessions (with as many again in "
+        "overflow) and, apart, point reads.",
+    )
     db_pool_timeout_seconds: float = Field(
         30.0,
         gt=0,
