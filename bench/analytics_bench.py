@@ -25,7 +25,6 @@ import datetime
 import os
 import random
 import secrets
-import socket
 import statistics
 import subprocess
 import sys
@@ -34,6 +33,7 @@ import time
 from pathlib import Path
 
 import httpx
+from harness import free_port, percentile
 from sqlalchemy import insert, text
 from sqlalchemy.engine import make_url
 from sqlalchemy.ext.asyncio import create_async_engine
@@ -50,17 +50,6 @@ from atrium.settings import Settings
 
 ROOT = Path(__file__).resolve().parent.parent
 LAST_DAY = datetime.date(2026, 6, 30)
-
-
-def percentile(samples: list[float], q: float) -> float:
-    ordered = sorted(samples)
-    return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 async def ensure_database(url: str) -> None:

@@ -20,7 +20,6 @@ import asyncio
 import os
 import random
 import shutil
-import socket
 import sqlite3
 import statistics
 import subprocess
@@ -32,6 +31,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import httpx
+from harness import free_port, percentile
 from sqlalchemy import text
 from sqlalchemy.engine import make_url
 from sqlalchemy.ext.asyncio import create_async_engine
@@ -107,11 +107,6 @@ def domain_names(count: int, seed: int = 7) -> Iterator[str]:
     for i in range(1, count + 1):
         tld = "com" if rng.random() < 0.9 else rng.choice(("net", "org", "io", "dev"))
         yield f"{rng.choice(SYLLABLES)}{rng.choice(SYLLABLES)}-{i}.{tld}"
-
-
-def percentile(samples: list[float], q: float) -> float:
-    ordered = sorted(samples)
-    return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
 
 
 def run_cli(env: dict[str, str], *args: str) -> str:
@@ -190,12 +185,6 @@ async def load_postgres(url: str, account_id: int, rows: int) -> None:
     # What autovacuum would do soon after such a load: statistics and the visibility map.
     await conn.execute("VACUUM ANALYZE domains")
     await conn.close()
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 def start_server(env: dict[str, str], port: int) -> subprocess.Popen[bytes]:
