@@ -60,12 +60,15 @@ class Statements:
 @pytest.fixture
 def queries(db: Database) -> Iterator[Statements]:
     statements = Statements()
-    engines = {id(e): e for e in (db.read_engine, db.write_engine)}.values()
+    engines = {
+        id(e): e
+        for e in (db.read_engine.sync_engine, db.write_engine.sync_engine, db.point_read_engine())
+    }.values()
     for engine in engines:
-        event.listen(engine.sync_engine, "before_cursor_execute", statements.record)
+        event.listen(engine, "before_cursor_execute", statements.record)
     yield statements
     for engine in engines:
-        event.remove(engine.sync_engine, "before_cursor_execute", statements.record)
+        event.remove(engine, "before_cursor_execute", statements.record)
 
 
 async def test_root_goes_to_the_index_page(client: httpx.AsyncClient, served: list[int]) -> None:

@@ -219,17 +219,28 @@ class Database:
         if self.point_engine is not None:
             async with self.point_engine.connect() as conn:
                 return await conn.run_sync(work)
+        reader = self._sqlite_point_reader()
+        try:
+            return work(reader)
+        except DBAPIError:
+            self._point_reader = None  # a fresh one next time
+            reader.invalidate()
+            raise
+
+    def _sqlite_point_reader(self) -> Connection:
         if self._point_reader is None:
             url = make_url(self.url).set(drivername="sqlite+pysqlite")
             engine = create_engine(url, poolclass=NullPool, hide_parameters=True)
             _configure_sqlite(engine, self._settings, writer=False, transactions=False)
             self._point_reader = engine.connect().execution_options(isolation_level="AUTOCOMMIT")
-        try:
-            return work(self._point_reader)
-        except DBAPIError:
-            reader, self._point_reader = self._point_reader, None  # a fresh one next time
-            reader.invalidate()
-            raise
+        return self._point_reader
+
+    def point_read_engine(self) -> Engine:
+        """The synchronous engine `point_read` runs on, for observers of its statements (the
+        tests that count a request's queries)."""
+        if self.point_engine is not None:
+            return self.point_engine.sync_engine
+        return self._sqlite_point_reader().engine
 
     async def ping(self) -> None:
         async with self.read_engine.connect() as conn:

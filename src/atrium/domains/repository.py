@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from sqlalchemy import ColumnElement, Select, func, select
+from sqlalchemy import ColumnElement, Connection, Select, bindparam, func, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from atrium.db.models import Domain, DomainCount
@@ -34,16 +34,17 @@ async def name_exists(session: AsyncSession, name: str) -> bool:
     return (await session.scalar(select(Domain.id).where(Domain.name == name))) is not None
 
 
-async def pages_for_host(session: AsyncSession, host: str) -> tuple[str | None, str | None] | None:
+# Built once: the lookup runs on every request whose Host could be a domain.
+_PAGES_FOR_HOST = select(Domain.index_page, Domain.not_found_page).where(
+    Domain.name == bindparam("host"), Domain.verified_at.is_not(None)
+)
+
+
+def pages_for_host(connection: Connection, *, host: str) -> tuple[str | None, str | None] | None:
     """`(index_page, not_found_page)` of the verified domain named `host`, None if there is
-    none (an unverified domain is stored, not served)."""
-    row = (
-        await session.execute(
-            select(Domain.index_page, Domain.not_found_page).where(
-                Domain.name == host, Domain.verified_at.is_not(None)
-            )
-        )
-    ).first()
+    none (an unverified domain is stored, not served). Synchronous (`Database.point_read`: the
+    unique index on the name finds at most one row)."""
+    row = connection.execute(_PAGES_FOR_HOST, {"host": host}).first()
     return None if row is None else (row[0], row[1])
 
 

@@ -15,6 +15,7 @@ is served accordingly on the next request.
 
 from __future__ import annotations
 
+import functools
 import ipaddress
 import posixpath
 import re
@@ -100,8 +101,7 @@ class ServedDomainsMiddleware:
         if host is None or not self.could_be_domain(host) or is_reserved(scope["path"]):
             await self.app(scope, receive, send)
             return
-        async with self.db.session(write=False) as session:
-            pages = await repository.pages_for_host(session, host)
+        pages = await self.db.point_read(functools.partial(repository.pages_for_host, host=host))
         if pages is None:
             await self.app(scope, receive, send)
             return
