@@ -31,7 +31,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
 
 from harness import calibration_ms, mcp_echo  # this folder: a script's own directory
-from pydantic_ai import Agent, CancellationToken
+from pydantic_ai import Agent
 from pydantic_ai.messages import (
     ModelMessage,
     ModelRequest,
@@ -42,6 +42,7 @@ from pydantic_ai.messages import (
 )
 from pydantic_ai.models.function import AgentInfo, DeltaToolCall, DeltaToolCalls, FunctionModel
 
+from atrium.runtime.cancellation import RunCancellation
 from atrium.runtime.executor import RunSpec, Runtime
 from atrium.runtime.sink import StoredArtifact
 from atrium.settings import Settings
@@ -139,7 +140,7 @@ async def main(runs: int) -> None:
 
     async def offline() -> object:
         spec = RunSpec(run_id="run_bench", prompt="hello", config=config, history=[])
-        outcome = await runtime.execute(spec, _NullSink(), CancellationToken())
+        outcome = await runtime.execute(spec, _NullSink(), RunCancellation())
         assert outcome.status == "completed", outcome
         return outcome
 
@@ -161,7 +162,7 @@ async def main(runs: int) -> None:
 
         async def offline_mcp() -> object:
             spec = RunSpec(run_id="run_bench", prompt=prompt, config=mcp_config, history=[])
-            outcome = await mcp_runtime.execute(spec, _NullSink(), CancellationToken())
+            outcome = await mcp_runtime.execute(spec, _NullSink(), RunCancellation())
             assert outcome.status == "completed", outcome
             return outcome
 

@@ -19,8 +19,8 @@ import time
 
 from agent_loop_bench import _NullSink  # this folder: a script's own directory
 from harness import calibration_ms, slow_llm
-from pydantic_ai import CancellationToken
 
+from atrium.runtime.cancellation import RunCancellation
 from atrium.runtime.executor import RunSpec, Runtime
 from atrium.settings import Settings
 
@@ -40,7 +40,7 @@ async def _burst(runtime: Runtime, runs: int) -> float:
 
     async def one(index: int) -> None:
         spec = RunSpec(run_id=f"run_{index}", prompt="hello", config=config, history=[])
-        outcome = await runtime.execute(spec, sinks[index], CancellationToken())
+        outcome = await runtime.execute(spec, sinks[index], RunCancellation())
         assert outcome.status == "completed", outcome
 
     await asyncio.gather(*(one(index) for index in range(runs)))

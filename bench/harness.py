@@ -362,9 +362,14 @@ def profile_summary(path: Path, *, top: int = 15) -> str:
     return "\n".join(lines)
 
 
-async def bench_agent(http: httpx.AsyncClient, model: str) -> str:
-    """A new agent `bench` on `model`; its id."""
-    response = await http.post("/v1/agents", json={"name": "bench", "config": {"model": model}})
+async def bench_agent(
+    http: httpx.AsyncClient, model: str, *, tools: list[str] | None = None
+) -> str:
+    """A new agent `bench` on `model`; its id. `tools`: its tools (None: the default ones)."""
+    config: dict[str, Any] = {"model": model}
+    if tools is not None:
+        config["tools"] = tools
+    response = await http.post("/v1/agents", json={"name": "bench", "config": config})
     response.raise_for_status()
     agent_id: str = response.json()["agent_id"]
     return agent_id

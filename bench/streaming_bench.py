@@ -14,9 +14,12 @@ and prints:
 - events per run, 429s (refused creates or streams), runs not completed, followers that did
   not see their terminal event.
 
-`--offline` submits the burst with the built-in `atrium:offline` model instead (no model
-server). `--profile FILE` samples the server with py-spy during the burst and prints the shares.
-`--set NAME=VALUE` changes a setting (for comparisons; the targets are on the defaults).
+The agent has no tools, as in issue 20's workload (`--tools default`: the server's three
+artifact tools, which every request then describes to the model). `--offline` submits the burst
+with the built-in `atrium:offline` model instead (no model server; the agent has the default
+tools, so each run writes an artifact, as in the runs issue's burst). `--profile FILE` samples
+the server with py-spy during the burst and prints the shares. `--set NAME=VALUE` changes a
+setting (for comparisons; the targets are on the defaults).
 
     .venv/bin/python bench/streaming_bench.py                      # 1,000 runs, 2 s, 20 chunks
     .venv/bin/python bench/streaming_bench.py --runs 500 --offline
@@ -200,7 +203,7 @@ async def burst(
             return clients[index % len(clients)]
 
         model = "atrium:offline" if args.offline else "openai-compatible:bench"
-        agent_id = await bench_agent(clients[0], model)
+        agent_id = await bench_agent(clients[0], model, tools=_tools(args))
         warm = Tally()  # imports, caches, the model client's first connections
         await asyncio.gather(*(_one(http(i), agent_id, i, warm) for i in range(args.warmup)))
         await asyncio.sleep(1)
@@ -221,7 +224,9 @@ async def burst(
     last = max(stamp(run["finished_at"]) for run in runs)
     server_rate = len(runs) / (last - first)
     model = "atrium:offline" if args.offline else f"{args.latency:g} s model, {args.chunks} chunks"
-    print(f"== {args.runs} runs at once ({model}), one SSE follower each ==")
+    tools = _tools(args)
+    named = "default tools" if tools is None else ", ".join(tools) or "no tools"
+    print(f"== {args.runs} runs at once ({model}, agent with {named}), one SSE follower each ==")
     print(f"calibration: sum(range(10**6)) = {calibration:.1f} ms of CPU (same minute)")
     print(
         f"wall, first create to last terminal event: {wall:.2f} s = {args.runs / wall:.1f} runs/s"
@@ -319,6 +324,14 @@ def scale_out(args: argparse.Namespace, settings: dict[str, str]) -> None:
         )
 
 
+def _tools(args: argparse.Namespace) -> list[str] | None:
+    """The bench agent's tools: None for the server's default ones."""
+    given = args.tools or ("default" if args.offline else "none")
+    if given == "default":
+        return None
+    return [] if given == "none" else given.split(",")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -327,6 +340,11 @@ def main() -> None:
     parser.add_argument("--latency", type=float, default=2.0, help="seconds per answer (2)")
     parser.add_argument("--chunks", type=int, default=20, help="text chunks per answer (20)")
     parser.add_argument("--offline", action="store_true", help="the atrium:offline model")
+    parser.add_argument(
+        "--tools",
+        help="the agent's tools: comma-separated names, 'none' or 'default' (the server's three "
+        "artifact tools); default: none (the issue's workload), 'default' with --offline",
+    )
     parser.add_argument("--warmup", type=int, default=20, help="runs before measuring (20)")
     parser.add_argument("--profile", type=Path, help="py-spy the server into this file")
     parser.add_argument(

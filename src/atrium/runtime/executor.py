@@ -10,7 +10,7 @@ import logging
 from dataclasses import dataclass, field
 from typing import Any
 
-from pydantic_ai import Agent, CancellationToken
+from pydantic_ai import Agent
 from pydantic_ai.exceptions import (
     ModelAPIError,
     ModelHTTPError,
@@ -34,6 +34,8 @@ from pydantic_ai.usage import RunUsage, UsageLimits
 
 from atrium.agents.tools import FunctionTool, McpServerTool, stored_tools
 from atrium.db.models import EventKind, RunStatus
+from atrium.runtime.answer import Answer, answer
+from atrium.runtime.cancellation import RunCancellation
 from atrium.runtime.deferred import Resume, denial_text, function_toolset, pending_calls
 from atrium.runtime.mcp_servers import McpServers
 from atrium.runtime.models import ModelRegistry, ModelUnavailable
@@ -89,8 +91,12 @@ def history_from_json(stored: list[list[Any]]) -> list[ModelMessage]:
 class Runtime:
     """Builds pydantic-ai agents from agent configs and executes runs with them."""
 
-    def __init__(self, settings: Settings) -> None:
+    def __init__(self, settings: Settings, *, single_requests: bool = True) -> None:
+        """`single_requests`: a run that can only answer makes its one request outside the
+        agent graph (`runtime/answer.py`); False sends every run through the graph (the tests
+        compare both ways)."""
         self.settings = settings
+        self.single_requests = single_requests
         self.models = ModelRegistry(settings)
         self.mcp = McpServers.of(settings)
         # One agent for every run: its model (`StreamedText` over the registry's, which bounds
@@ -102,7 +108,7 @@ class Runtime:
         await self.models.aclose()
 
     async def execute(
-        self, spec: RunSpec, sink: RunSink, cancellation: CancellationToken
+        self, spec: RunSpec, sink: RunSink, cancellation: RunCancellation
     ) -> RunOutcome:
         """Run the agent to an outcome; provider, tool and limit errors become a failed outcome.
 
@@ -142,6 +148,31 @@ class Runtime:
                 max_artifacts=self.settings.artifact_max_per_run,
                 written=set(),
             )
+            instructions = config.get("instructions") or None
+            model_settings = self._model_settings(config)
+            limits = UsageLimits(
+                request_limit=self.settings.run_request_limit,
+                total_tokens_limit=self.settings.run_total_tokens_limit,
+            )
+            answered = self.single_requests and not (tools or structured or history)
+            if answered:  # first in its thread, not resumed (a resumed run has tools)
+                if await sink.checkpoint():
+                    raise _CancelRequested
+                sink.emit(EventKind.STEP, {"step": "model_request", "index": 1})
+                single = await answer(
+                    streamed,
+                    spec.prompt,
+                    instructions=instructions,
+                    model_settings=model_settings,
+                    limits=limits,
+                    seconds=self.settings.run_timeout_seconds,
+                    cancellation=cancellation,
+                )
+                if await sink.checkpoint():
+                    raise _CancelRequested
+                if single.text is not None:
+                    return _answered(single)
+                streamed.first = single.response
             servers = [tool for tool in tools if isinstance(tool, McpServerTool)]
             async with (
                 self.mcp.toolsets(servers, log) as remote,
@@ -154,18 +185,20 @@ class Runtime:
                     deferred_tool_results=None if resume is None else resume.results(),
                     usage=None if resume is None else _usage_before(resume),
                     deps=deps,
-                    instructions=config.get("instructions") or None,
-                    model_settings=self._model_settings(config),
-                    usage_limits=UsageLimits(
-                        request_limit=self.settings.run_request_limit,
-                        total_tokens_limit=self.settings.run_total_tokens_limit,
-                    ),
+                    instructions=instructions,
+                    model_settings=model_settings,
+                    usage_limits=limits,
                     timeout=self.settings.run_timeout_seconds,
                     cancellation_token=cancellation,
                     infer_name=False,
                 ) as agent_run,
             ):
-                await self._drive(agent_run, sink, requests=resume.requests if resume else 0)
+                await self._drive(
+                    agent_run,
+                    sink,
+                    requests=resume.requests if resume else 0,
+                    announced=answered,
+                )
                 result = agent_run.result
             output = "" if result is None else result.output
             if isinstance(output, DeferredToolRequests):
@@ -240,15 +273,23 @@ class Runtime:
         return settings
 
     async def _drive(
-        self, agent_run: AgentRun[RunDeps, Any], sink: RunSink, *, requests: int = 0
+        self,
+        agent_run: AgentRun[RunDeps, Any],
+        sink: RunSink,
+        *,
+        requests: int = 0,
+        announced: bool = False,
     ) -> None:
         """Walk the agent graph, turning its steps and tool calls into run events (the model's
         text goes to the sink from `StreamedText`); stop when cancelled.
-        `requests`: the model requests the run made before it waited (steps go on counting)."""
+        `requests`: the model requests the run made before it waited (steps go on counting).
+        `announced`: the first request's step was announced (its answer was the run's single
+        request's, `runtime/answer.py`)."""
         async for node in agent_run:
             if Agent.is_model_request_node(node):
                 requests += 1
-                sink.emit(EventKind.STEP, {"step": "model_request", "index": requests})
+                if not (announced and requests == 1):
+                    sink.emit(EventKind.STEP, {"step": "model_request", "index": requests})
             elif Agent.is_call_tools_node(node) and node.model_response.tool_calls:
                 # Streamed only for its tool events: an answer without tool calls (a run's last
                 # step) has none, and the graph runs the node without the stream's layers.
@@ -257,6 +298,22 @@ class Runtime:
                         _emit_tool_event(sink, tool_event)
             if await sink.checkpoint():
                 raise _CancelRequested
+
+
+def _answered(single: Answer) -> RunOutcome:
+    """The outcome of a run whose single request answered it (`runtime/answer.py`): what an
+    agent run that made that request would report."""
+    usage = single.response.usage
+    return RunOutcome(
+        status=RunStatus.COMPLETED,
+        result=single.text,
+        input_tokens=usage.input_tokens,
+        output_tokens=usage.output_tokens,
+        requests=1,
+        messages=ModelMessagesTypeAdapter.dump_python(
+            [single.request, single.response], mode="json"
+        ),
+    )
 
 
 def builtins_of(tools: list[Any]) -> FunctionToolset[RunDeps]:

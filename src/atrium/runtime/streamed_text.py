@@ -30,11 +30,15 @@ from atrium.runtime.sink import RunSink
 
 
 class StreamedText(WrapperModel):
-    """`model` for one run: every request streams, and its text goes to `sink` on the way."""
+    """`model` for one run: every request streams, and its text goes to `sink` on the way.
+
+    `first`: a response already received (the run's single request, `runtime/answer.py`), the
+    answer to the run's first request, which then asks the model nothing."""
 
     def __init__(self, model: Model, sink: RunSink) -> None:
         super().__init__(model)
         self.sink = sink
+        self.first: ModelResponse | None = None
 
     async def request(
         self,
@@ -42,6 +46,9 @@ class StreamedText(WrapperModel):
         model_settings: ModelSettings | None,
         model_request_parameters: ModelRequestParameters,
     ) -> ModelResponse:
+        if self.first is not None:
+            first, self.first = self.first, None
+            return first
         async with self.wrapped.request_stream(
             messages, model_settings, model_request_parameters
         ) as response:

@@ -10,13 +10,12 @@ from __future__ import annotations
 import functools
 import logging
 
-from pydantic_ai import CancellationToken
-
 from atrium.db.models import RunStatus
 from atrium.kit.time import utcnow
 from atrium.runs import lifecycle
 from atrium.runs.lifecycle import Ending, Usage
 from atrium.runtime.billing import credits_micro
+from atrium.runtime.cancellation import RunCancellation
 from atrium.runtime.executor import RunOutcome, RunSpec, Runtime, history_from_json
 from atrium.worker import waits
 from atrium.worker.recorder import LeaseLost, RunRecorder
@@ -31,7 +30,7 @@ class RunExecution:
         self.recorder = recorder
         self.runtime = runtime
         self.claim = recorder.claim
-        self.cancellation = CancellationToken()
+        self.cancellation = RunCancellation()
         # Cancelled while its previous attempt ran, then re-queued: stop before starting.
         self.recorder.cancel_requested = self.claim.cancel_requested
 
