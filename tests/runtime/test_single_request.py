@@ -105,6 +105,7 @@ async def _run_both(
     *,
     config: dict[str, Any] | None = None,
     cancel_after_text: int | None = None,
+    cancelled_before: bool = False,
     **settings: Any,
 ) -> tuple[Recorded, Recorded]:
     recorded: list[Recorded] = []
@@ -124,7 +125,7 @@ async def _run_both(
         )
         runtime.models.register("test:case", FunctionModel(stream_function=recording))
         cancellation = RunCancellation()
-        sink = RecordingSink(cancellation, cancel_after_text)
+        sink = RecordingSink(cancellation, cancel_after_text, cancel_requested=cancelled_before)
         spec = RunSpec(
             run_id="run_1",
             prompt="hello there",
@@ -234,27 +235,11 @@ async def test_a_cancellation_during_the_answer_stops_it_the_same() -> None:
     _assert_same(single, graph)
 
 
-async def test_a_cancellation_before_the_request_sends_nothing() -> None:
-    for single_requests in (True, False):
-        runtime = Runtime(Settings(_env_file=None), single_requests=single_requests)  # type: ignore[call-arg]
-        sent: list[int] = []
-
-        async def counted(
-            messages: list[ModelMessage], info: AgentInfo, sent: list[int] = sent
-        ) -> AsyncIterator[str]:
-            sent.append(1)
-            async for word in _words(messages, info):
-                yield word
-
-        runtime.models.register("test:case", FunctionModel(stream_function=counted))
-        cancellation = RunCancellation()
-        sink = RecordingSink(cancellation)
-        sink.cancel_requested = True
-        config = {"model": "test:case", "tools": []}
-        spec = RunSpec(run_id="run_1", prompt="hi", config=config, history=[])
-        outcome = await runtime.execute(spec, sink, cancellation)
-        await runtime.aclose()
-        assert (outcome.status, sent, outcome.requests) == ("cancelled", [], 0)
+async def test_a_run_cancelled_before_it_started_sends_nothing_the_same() -> None:
+    """As a run cancelled while it waited for its worker: the flag is set, the token not."""
+    single, graph = await _run_both(_words, cancelled_before=True)
+    assert (single.outcome.status, single.sent, single.outcome.requests) == ("cancelled", [], 0)
+    _assert_same(single, graph)
 
 
 @pytest.fixture

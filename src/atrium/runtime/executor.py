@@ -7,6 +7,7 @@ which the worker persists in short transactions between (and during) model calls
 from __future__ import annotations
 
 import logging
+import time
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -48,6 +49,8 @@ from atrium.settings import Settings
 
 log = logging.getLogger("atrium.runtime")
 _MAX_ERROR_MESSAGE = 1_000
+# pydantic-ai takes a positive timeout; a run whose single request left it less times out.
+_LEAST_TIMEOUT = 0.001
 
 
 @dataclass(frozen=True, slots=True)
@@ -154,18 +157,20 @@ class Runtime:
                 request_limit=self.settings.run_request_limit,
                 total_tokens_limit=self.settings.run_total_tokens_limit,
             )
+            timeout = self.settings.run_timeout_seconds
             answered = self.single_requests and not (tools or structured or history)
             if answered:  # first in its thread, not resumed (a resumed run has tools)
                 if await sink.checkpoint():
                     raise _CancelRequested
                 sink.emit(EventKind.STEP, {"step": "model_request", "index": 1})
+                started = time.monotonic()
                 single = await answer(
                     streamed,
                     spec.prompt,
                     instructions=instructions,
                     model_settings=model_settings,
                     limits=limits,
-                    seconds=self.settings.run_timeout_seconds,
+                    seconds=timeout,
                     cancellation=cancellation,
                 )
                 if await sink.checkpoint():
@@ -173,6 +178,8 @@ class Runtime:
                 if single.text is not None:
                     return _answered(single)
                 streamed.first = single.response
+                # The graph takes over the run, within what is left of its time.
+                timeout = max(timeout - (time.monotonic() - started), _LEAST_TIMEOUT)
             servers = [tool for tool in tools if isinstance(tool, McpServerTool)]
             async with (
                 self.mcp.toolsets(servers, log) as remote,
@@ -188,7 +195,7 @@ class Runtime:
                     instructions=instructions,
                     model_settings=model_settings,
                     usage_limits=limits,
-                    timeout=self.settings.run_timeout_seconds,
+                    timeout=timeout,
                     cancellation_token=cancellation,
                     infer_name=False,
                 ) as agent_run,
