@@ -39,6 +39,7 @@ class ChatServer:
         tool_call: tuple[str, dict[str, Any]] | None = None,
         output: dict[str, Any] | None = None,
         pause: float = 0.0,
+        port: int | None = None,
     ) -> None:
         self.requests: list[dict[str, Any]] = []
         self.authorizations: list[str | None] = []  # each request's Authorization header
@@ -47,7 +48,7 @@ class ChatServer:
         self.output = output
         self.pause = pause
         self._release = asyncio.Event()
-        self.port = free_port()
+        self.port = port or free_port()
         self.base_url = f"http://127.0.0.1:{self.port}/v1"
         app = Starlette(routes=[Route("/v1/chat/completions", self._chat, methods=["POST"])])
         config = uvicorn.Config(

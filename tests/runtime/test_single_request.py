@@ -1,156 +1,141 @@
 """A run that can only answer makes its one model request outside the agent graph
-(`runtime/answer.py`): every outcome, event and request must be what the agent graph gives.
+(`runtime/answer.py`): what a client sees, and what the model is sent, must be what the agent
+graph gives.
 
-Each case runs the same run twice, on a runtime that answers such runs with a single request
-and on one that sends every run through the graph, and compares the outcomes (status, result,
-error, usage, the stored messages but for the ids and clocks the graph stamps on them), the
-events and text the run's sink got, and what the model was sent.
+Each case makes the same run twice through the API, with the worker's runtime answering such
+runs with a single request and with it sending every run through the graph
+(`Runtime.single_requests`), and compares the finished runs (status, result, error, billing),
+their events (kinds and payloads, but for ids and clocks) and the messages the model got,
+including those of a later run of the same thread (what the first run stored).
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Callable
-from dataclasses import dataclass, field
+from collections.abc import AsyncIterator, Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
 from typing import Any
 
+import httpx
 import pytest
+from fastapi import FastAPI
 from pydantic_ai.exceptions import ModelHTTPError
-from pydantic_ai.messages import (
-    ModelMessage,
-    ModelMessagesTypeAdapter,
-    ModelResponse,
-    TextPart,
-)
+from pydantic_ai.messages import ModelMessage, ModelMessagesTypeAdapter
 from pydantic_ai.models.function import AgentInfo, DeltaToolCall, DeltaToolCalls, FunctionModel
-from pydantic_ai.usage import UsageLimits
 
-from atrium.db.models import EventKind
-from atrium.runtime.answer import _plain_text
-from atrium.runtime.cancellation import RunCancellation
-from atrium.runtime.executor import RunOutcome, RunSpec, Runtime
-from atrium.runtime.sink import StoredArtifact
-from atrium.settings import Settings
+from atrium.runtime.executor import Runtime
+from atrium.runtime.models import ModelRegistry
+from tests.processes import free_port
+from tests.run_fixtures import AgentFactory
+from tests.runs.helpers import RUNS, create_run, wait_finished
 from tests.runtime.chat_server import ANSWER, ChatServer
 
-# What differs between any two runs (fresh ids and clocks), and what the graph stamps on
-# messages and the single request does not (ids of the agent run, the model's id).
-_STAMPS = {"timestamp", "run_id", "conversation_id", "model_id", "tool_call_id"}
+# What differs between any two runs: ids and clocks (pydantic-ai's run and tool call ids, the
+# model id an agent run stamps on a response).
+_STAMPS = {
+    "timestamp",
+    "run_id",
+    "conversation_id",
+    "model_id",
+    "tool_call_id",
+    "thread_id",
+    "agent_id",
+    "created_at",
+    "started_at",
+    "finished_at",
+    "status_url",
+    "events_url",
+    "artifacts_url",
+}
+
+Stream = Callable[[list[ModelMessage], AgentInfo], AsyncIterator[str | DeltaToolCalls]]
 
 
 @dataclass
-class RecordingSink:
-    """A run's sink that keeps what it is given; `cancel_after_text` asks for cancellation
-    (as the worker would: the flag and the token) once that much text arrived."""
-
-    cancellation: RunCancellation
-    cancel_after_text: int | None = None
-    seen: list[tuple[str, Any]] = field(default_factory=list)
-    cancel_requested: bool = False
-
-    def emit(self, kind: str, payload: dict[str, Any]) -> None:
-        self.seen.append((kind, payload))
-
-    def append_text(self, text: str) -> None:
-        self.seen.append(("text", text))
-        texts = sum(1 for kind, _ in self.seen if kind == "text")
-        if self.cancel_after_text is not None and texts >= self.cancel_after_text:
-            self.cancel_requested = True
-            self.cancellation.cancel()
-
-    async def checkpoint(self) -> bool:
-        return self.cancel_requested
-
-    async def write_artifact(self, *, name: str, content: bytes, mime_type: str) -> None:
-        raise AssertionError("a run without tools writes no artifact")
-
-    async def list_artifacts(self) -> list[StoredArtifact]:
-        return []
-
-    async def read_artifact(self, name: str) -> StoredArtifact | None:
-        return None
-
-
-@dataclass
-class Recorded:
-    outcome: RunOutcome
-    seen: list[tuple[str, Any]]
-    sent: list[list[ModelMessage]]
+class Seen:
+    run: dict[str, Any]
+    events: list[Any]
+    sent: list[Any]  # the messages of each model request, as JSON
 
 
 def _without_stamps(value: Any) -> Any:
     if isinstance(value, dict):
         return {k: _without_stamps(v) for k, v in value.items() if k not in _STAMPS}
-    if isinstance(value, list | tuple):
+    if isinstance(value, list):
         return [_without_stamps(v) for v in value]
     return value
 
 
-def _comparable(outcome: RunOutcome) -> dict[str, Any]:
-    return {
-        "status": outcome.status,
-        "result": outcome.result,
-        "error": (outcome.error_code, outcome.error_message),
-        "usage": (outcome.input_tokens, outcome.output_tokens, outcome.requests),
-        "tool_calls": outcome.tool_calls,
-        "messages": _without_stamps(outcome.messages),
-    }
+@contextmanager
+def _single_requests(app: FastAPI, on: bool) -> Iterator[None]:
+    runtime: Runtime = app.state.workers.runtime
+    runtime.single_requests = on
+    try:
+        yield
+    finally:
+        runtime.single_requests = True
 
 
-Stream = Callable[[list[ModelMessage], AgentInfo], AsyncIterator[str | DeltaToolCalls]]
+async def _events(client: httpx.AsyncClient, auth: dict[str, str], run_id: str) -> list[Any]:
+    headers = {**auth, "Accept": "application/json"}
+    response = await client.get(f"{RUNS}/{run_id}/events", headers=headers)
+    return [[event["event"], event["data"]] for event in response.json()["data"]]
 
 
-async def _run_both(
-    stream: Stream,
-    *,
-    config: dict[str, Any] | None = None,
-    cancel_after_text: int | None = None,
-    cancelled_before: bool = False,
-    **settings: Any,
-) -> tuple[Recorded, Recorded]:
-    recorded: list[Recorded] = []
-    for single_requests in (True, False):
-        sent: list[list[ModelMessage]] = []
-
-        async def recording(
-            messages: list[ModelMessage], info: AgentInfo, sent: list[Any] = sent
-        ) -> AsyncIterator[Any]:
-            sent.append(list(messages))
-            async for item in stream(messages, info):
-                yield item
-
-        runtime = Runtime(
-            Settings(_env_file=None, **settings),  # type: ignore[call-arg]
-            single_requests=single_requests,
-        )
-        runtime.models.register("test:case", FunctionModel(stream_function=recording))
-        cancellation = RunCancellation()
-        sink = RecordingSink(cancellation, cancel_after_text, cancel_requested=cancelled_before)
-        spec = RunSpec(
-            run_id="run_1",
-            prompt="hello there",
-            config={"model": "test:case", "tools": [], **(config or {})},
-            history=[],
-        )
-        try:
-            outcome = await runtime.execute(spec, sink, cancellation)
-        finally:
-            await runtime.aclose()
-        recorded.append(Recorded(outcome, sink.seen, sent))
-    single, graph = recorded
-    return single, graph
+async def _wait_text(client: httpx.AsyncClient, auth: dict[str, str], run_id: str) -> None:
+    for _ in range(1000):
+        if any(kind == "message.delta" for kind, _ in await _events(client, auth, run_id)):
+            return
+        await asyncio.sleep(0.01)
+    raise AssertionError("no message.delta event")
 
 
-def _assert_same(single: Recorded, graph: Recorded) -> None:
-    assert _comparable(single.outcome) == _comparable(graph.outcome)
-    assert _without_stamps(single.seen) == _without_stamps(graph.seen)
-    assert [_without_stamps(_dump(m)) for m in single.sent] == [
-        _without_stamps(_dump(m)) for m in graph.sent
-    ]
+@pytest.fixture
+def run_both(
+    app: FastAPI,
+    client: httpx.AsyncClient,
+    auth: dict[str, str],
+    make_agent: AgentFactory,
+    models: ModelRegistry,
+) -> Callable[..., Any]:
+    async def both(
+        stream: Stream, *, config: dict[str, Any] | None = None, cancel: bool = False
+    ) -> list[Seen]:
+        seen: list[Seen] = []
+        for on in (True, False):
+            sent: list[Any] = []
 
+            async def recording(
+                messages: list[ModelMessage], info: AgentInfo, sent: list[Any] = sent
+            ) -> AsyncIterator[Any]:
+                sent.append(ModelMessagesTypeAdapter.dump_python(messages, mode="json"))
+                async for item in stream(messages, info):
+                    yield item
 
-def _dump(messages: list[ModelMessage]) -> Any:
-    return ModelMessagesTypeAdapter.dump_python(messages, mode="json")
+            name = "test:single"  # registered again: each way has its own recorder
+            models.register(name, FunctionModel(stream_function=recording))
+            agent_id = await make_agent(model=name, tools=[], **(config or {}))
+            with _single_requests(app, on):
+                run = await create_run(client, auth, "hello there", agent_id=agent_id)
+                if cancel:
+                    await _wait_text(client, auth, run["run_id"])
+                    await client.post(f"{RUNS}/{run['run_id']}/cancel", headers=auth)
+                done = await wait_finished(client, auth, run["run_id"])
+                events = await _events(client, auth, run["run_id"])
+                if done["status"] == "completed":  # what the thread's next run is sent
+                    later = await create_run(
+                        client, auth, "and then?", agent_id=agent_id, thread_id=done["thread_id"]
+                    )
+                    await wait_finished(client, auth, later["run_id"])
+            seen.append(Seen(done, events, sent))
+        single, graph = seen
+        assert _without_stamps(single.run) == _without_stamps(graph.run)
+        assert _without_stamps(single.events) == _without_stamps(graph.events)
+        assert _without_stamps(single.sent) == _without_stamps(graph.sent)
+        return seen
+
+    return both
 
 
 async def _words(_messages: list[ModelMessage], _info: AgentInfo) -> AsyncIterator[str]:
@@ -158,17 +143,18 @@ async def _words(_messages: list[ModelMessage], _info: AgentInfo) -> AsyncIterat
         yield word
 
 
-async def test_a_plain_answer_is_the_graphs() -> None:
+async def test_a_plain_answer(run_both: Callable[..., Any]) -> None:
     config = {"instructions": "Answer briefly.", "temperature": 0.2, "max_output_tokens": 64}
-    single, graph = await _run_both(_words, config=config)
-    assert single.outcome.status == "completed"
-    assert single.outcome.result == "a plain answer"
-    assert single.outcome.requests == 1 and single.outcome.input_tokens > 0
-    assert (EventKind.STEP, {"step": "model_request", "index": 1}) in single.seen
-    _assert_same(single, graph)
+    single, _ = await run_both(_words, config=config)
+    assert single.run["status"] == "completed"
+    assert single.run["result"] == "a plain answer"
+    assert single.run["billing"]["requests"] == 1
+    steps = [data for kind, data in single.events if kind == "run.step"]
+    assert [(step["step"], step["index"]) for step in steps] == [("model_request", 1)]
+    assert len(single.sent) == 2  # the run, then the thread's next one, with the history
 
 
-async def test_an_empty_answer_is_retried_as_the_graph_retries_it() -> None:
+async def test_an_empty_answer_is_retried(run_both: Callable[..., Any]) -> None:
     async def empty_first(messages: list[ModelMessage], info: AgentInfo) -> AsyncIterator[str]:
         if len(messages) == 1:
             yield ""
@@ -176,14 +162,13 @@ async def test_an_empty_answer_is_retried_as_the_graph_retries_it() -> None:
         async for word in _words(messages, info):
             yield word
 
-    single, graph = await _run_both(empty_first)
-    assert single.outcome.status == "completed"
-    assert single.outcome.requests == 2
-    assert len(single.sent) == 2  # the first answer was not asked for twice
-    _assert_same(single, graph)
+    single, _ = await run_both(empty_first)
+    assert single.run["status"] == "completed"
+    assert single.run["billing"]["requests"] == 2
+    assert len(single.sent) == 3  # the first answer was not asked for twice
 
 
-async def test_a_call_of_a_tool_the_run_does_not_have_goes_to_the_graph() -> None:
+async def test_a_call_of_a_tool_the_run_does_not_have(run_both: Callable[..., Any]) -> None:
     async def calls_first(
         messages: list[ModelMessage], info: AgentInfo
     ) -> AsyncIterator[str | DeltaToolCalls]:
@@ -193,92 +178,75 @@ async def test_a_call_of_a_tool_the_run_does_not_have_goes_to_the_graph() -> Non
         async for word in _words(messages, info):
             yield word
 
-    single, graph = await _run_both(calls_first)
-    assert single.outcome.status == "completed", single.outcome
-    assert len(single.sent) == 2
-    _assert_same(single, graph)
+    single, _ = await run_both(calls_first)
+    assert single.run["status"] == "completed", single.run
+    assert single.run["billing"]["requests"] == 2
 
 
-async def test_a_provider_error_fails_the_same() -> None:
+async def test_a_provider_error(run_both: Callable[..., Any]) -> None:
     async def refused(_messages: list[ModelMessage], _info: AgentInfo) -> AsyncIterator[str]:
         raise ModelHTTPError(status_code=429, model_name="case", body={"message": "slow down"})
         yield ""  # pragma: no cover - an async generator
 
-    single, graph = await _run_both(refused)
-    assert single.outcome.error_code == "MODEL_ERROR"
-    _assert_same(single, graph)
-
-
-async def test_the_token_limit_fails_the_same() -> None:
-    single, graph = await _run_both(_words, run_total_tokens_limit=5)
-    assert single.outcome.error_code == "USAGE_LIMIT_EXCEEDED"
-    _assert_same(single, graph)
+    single, _ = await run_both(refused)
+    assert single.run["error"]["code"] == "MODEL_ERROR"
 
 
 async def _slow(_messages: list[ModelMessage], _info: AgentInfo) -> AsyncIterator[str]:
     yield "working "
-    await asyncio.sleep(0.05)
-    yield "still "
     await asyncio.sleep(30)
     yield "never"
 
 
-async def test_the_timeout_fails_the_same() -> None:
-    single, graph = await _run_both(_slow, run_timeout_seconds=0.5)
-    assert single.outcome.error_code == "RUN_TIMEOUT"
-    _assert_same(single, graph)
+async def test_a_cancellation_during_the_answer(run_both: Callable[..., Any]) -> None:
+    single, _ = await run_both(_slow, cancel=True)
+    assert single.run["status"] == "cancelled"
+    assert [data["text"] for kind, data in single.events if kind == "message.delta"] == ["working "]
 
 
-async def test_a_cancellation_during_the_answer_stops_it_the_same() -> None:
-    single, graph = await _run_both(_slow, cancel_after_text=1, stream_coalesce_ms=0)
-    assert single.outcome.status == "cancelled"
-    _assert_same(single, graph)
+@pytest.mark.parametrize(
+    "settings_overrides",
+    [{"run_total_tokens_limit": 5}, {"run_timeout_seconds": 0.5}],
+    ids=["token-limit", "timeout"],
+)
+async def test_a_limit(run_both: Callable[..., Any], settings_overrides: dict[str, Any]) -> None:
+    single, _ = await run_both(_slow if "run_timeout_seconds" in settings_overrides else _words)
+    expected = "RUN_TIMEOUT" if "run_timeout_seconds" in settings_overrides else "USAGE_LIMIT"
+    assert single.run["error"]["code"].startswith(expected)
 
 
-async def test_a_run_cancelled_before_it_started_sends_nothing_the_same() -> None:
-    """As a run cancelled while it waited for its worker: the flag is set, the token not."""
-    single, graph = await _run_both(_words, cancelled_before=True)
-    assert (single.outcome.status, single.sent, single.outcome.requests) == ("cancelled", [], 0)
-    _assert_same(single, graph)
+@pytest.fixture(scope="module")
+def model_port() -> int:
+    """The port of the OpenAI-compatible server one test starts: in the settings of the
+    module's apps, which are built before it starts."""
+    return free_port()
 
 
 @pytest.fixture
-async def chat_server() -> AsyncIterator[ChatServer]:
-    async with ChatServer() as server:
-        yield server
+def settings_overrides(model_port: int) -> dict[str, object]:
+    return {"llm_base_url": f"http://127.0.0.1:{model_port}/v1"}
 
 
-async def test_an_openai_compatible_server_is_sent_the_same_request(
-    chat_server: ChatServer,
+async def test_an_openai_compatible_server_gets_the_same_request(
+    app: FastAPI,
+    client: httpx.AsyncClient,
+    auth: dict[str, str],
+    make_agent: AgentFactory,
+    model_port: int,
 ) -> None:
-    """Over the wire: the request body the graph's model request sends, byte for byte."""
-    outcomes = []
-    for single_requests in (True, False):
-        settings = Settings(_env_file=None, llm_base_url=chat_server.base_url)  # type: ignore[call-arg]
-        runtime = Runtime(settings, single_requests=single_requests)
-        cancellation = RunCancellation()
-        config = {
-            "model": "openai-compatible:local-llm",
-            "tools": [],
-            "instructions": "Answer briefly.",
-            "temperature": 0.7,
-            "max_output_tokens": 128,
-        }
-        spec = RunSpec(run_id="run_1", prompt="hello", config=config, history=[])
-        outcomes.append(await runtime.execute(spec, RecordingSink(cancellation), cancellation))
-        await runtime.aclose()
-    single, graph = outcomes
-    assert single.status == "completed" and single.result is not None
-    assert str(single.result).strip() == ANSWER
-    assert _comparable(single) == _comparable(graph)
-    first, second = chat_server.requests
+    """Over the wire: the body the graph's model request sends."""
+    config = {"instructions": "Answer briefly.", "temperature": 0.7, "max_output_tokens": 128}
+    agent_id = await make_agent(model="openai-compatible:local-llm", tools=[], **config)
+    runs = []
+    async with ChatServer(port=model_port) as model_server:
+        for on in (True, False):
+            with _single_requests(app, on):
+                run = await create_run(client, auth, "hello", agent_id=agent_id)
+                runs.append(await wait_finished(client, auth, run["run_id"]))
+    single, graph = runs
+    assert single["status"] == "completed", single.get("error")
+    assert single["result"].strip() == ANSWER
+    assert _without_stamps(single) == _without_stamps(graph)
+    first, second = model_server.requests
     assert first == second
     assert first["messages"][0] == {"role": "system", "content": "Answer briefly."}
-
-
-def test_a_response_with_text_only_is_plain() -> None:
-    """The boundary the cases above cross: the single request keeps only text answers."""
-    limits = UsageLimits(total_tokens_limit=100)
-    assert _plain_text(ModelResponse(parts=[TextPart("a"), TextPart("b")]), limits) == "ab"
-    assert _plain_text(ModelResponse(parts=[TextPart("")]), limits) is None
-    assert _plain_text(ModelResponse(parts=[]), limits) is None
