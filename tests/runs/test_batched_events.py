@@ -7,7 +7,7 @@ import asyncio
 from typing import Any
 
 import httpx
-from sqlalchemy import Engine, event, select
+from sqlalchemy import select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
@@ -17,6 +17,7 @@ from atrium.db.models import RunEvent
 from atrium.kit.time import utcnow
 from atrium.runs import event_repository, events
 from tests.runs.helpers import create_run, wait_finished
+from tests.statements import recorded
 
 
 def inserting(run_id: str, *seqs: int) -> Any:
@@ -36,19 +37,11 @@ async def test_a_batch_inserts_its_events_in_one_statement_in_order(
 ) -> None:
     run_id = (await create_run(client, auth))["run_id"]
     await wait_finished(client, auth, run_id)
-    inserts: list[bool] = []
-
-    def record(*args: Any) -> None:
-        if str(args[2]).startswith("INSERT INTO run_events"):
-            inserts.append(bool(args[5]))  # executemany
-
-    event.listen(Engine, "before_cursor_execute", record)
-    try:
+    with recorded() as seen:
         # Queued before the batcher's task runs: one batch, one transaction.
         written = [batcher.submit_sync(inserting(run_id, *seqs)) for seqs in ((101,), (102, 103))]
         assert await asyncio.gather(*written) == [1, 2]
-    finally:
-        event.remove(Engine, "before_cursor_execute", record)
+    inserts = [s.many for s in seen if s.sql.startswith("INSERT INTO run_events")]
     assert inserts == [True]
     async with db.session(write=False) as session:
         stored = await session.execute(

@@ -4,12 +4,11 @@ from __future__ import annotations
 
 import asyncio
 import itertools
-from typing import Any
 
 import httpx
-from sqlalchemy import Engine, event
 
 from tests.runs.helpers import create_run, wait_finished
+from tests.statements import recorded
 
 
 async def test_a_thread_carries_its_history(
@@ -45,17 +44,10 @@ async def test_a_run_of_its_own_thread_reads_no_history_and_no_endpoints(
 ) -> None:
     """The claim's and the finish's UPDATEs say whether there is history or a webhook endpoint
     to read (most runs have neither): no statement of their own then."""
-    seen: list[str] = []
-
-    def record(*args: Any) -> None:
-        seen.append(" ".join(str(args[2]).split()))
-
-    event.listen(Engine, "before_cursor_execute", record)
-    try:
+    with recorded() as statements:
         run = await create_run(client, auth, "alone")
         done = await wait_finished(client, auth, run["run_id"])
-    finally:
-        event.remove(Engine, "before_cursor_execute", record)
+    seen = [statement.text for statement in statements]
     assert done["status"] == "completed"
     assert any("UPDATE threads" in sql for sql in seen)  # the claim was observed
     assert not [sql for sql in seen if sql.startswith("SELECT runs.messages")]

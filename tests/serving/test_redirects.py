@@ -4,12 +4,10 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Iterator
-from typing import Any
 
 import httpx
 import pytest
 from fastapi import FastAPI
-from sqlalchemy import event
 
 from atrium.app import create_app
 from atrium.auth.service import IssuedKey
@@ -17,6 +15,7 @@ from atrium.db.engine import Database
 from atrium.settings import Settings
 from tests.conftest import bearer
 from tests.domains.conftest import DomainFactory
+from tests.statements import Statement, recorded
 
 INDEX = "https://landing.example.org/welcome"
 MISSING = "https://landing.example.org/missing"
@@ -35,40 +34,23 @@ async def served(api_key: IssuedKey, make_domains: DomainFactory) -> list[int]:
     return both + bare
 
 
-class Statements:
-    """SQL statements the app runs, observed on its engines, each with the task that ran it."""
-
-    def __init__(self) -> None:
-        self.seen: list[tuple[asyncio.Task[Any] | None, str]] = []
-
-    def record(self, *args: Any) -> None:
-        try:
-            task = asyncio.current_task()
-        except RuntimeError:  # a thread without an event loop (the SQLite writer's)
-            task = None
-        self.seen.append((task, args[2]))
-
-    def of_this_task(self) -> list[str]:
-        """The statements of the calling test's own requests: httpx's ASGI transport runs the
-        app in the test's task. The app's background tasks (the webhook sender's poll, the
-        worker's) run statements of their own whenever their timers fire; a statement from a
-        thread cannot be told apart, and counts."""
-        this = asyncio.current_task()
-        return [sql for task, sql in self.seen if task is None or task is this]
-
-
 @pytest.fixture
-def queries(db: Database) -> Iterator[Statements]:
-    statements = Statements()
+def queries(db: Database) -> Iterator[list[Statement]]:
     engines = {
         id(e): e
         for e in (db.read_engine.sync_engine, db.write_engine.sync_engine, db.point_read_engine())
     }.values()
-    for engine in engines:
-        event.listen(engine, "before_cursor_execute", statements.record)
-    yield statements
-    for engine in engines:
-        event.remove(engine, "before_cursor_execute", statements.record)
+    with recorded(*engines) as seen:
+        yield seen
+
+
+def of_this_task(seen: list[Statement]) -> list[str]:
+    """The statements of the calling test's own requests: httpx's ASGI transport runs the app
+    in the test's task. The app's background tasks (the webhook sender's poll, the worker's)
+    run statements of their own whenever their timers fire; a statement from a thread cannot
+    be told apart, and counts."""
+    this = asyncio.current_task()
+    return [s.sql for s in seen if s.task is None or s.task is this]
 
 
 async def test_root_goes_to_the_index_page(client: httpx.AsyncClient, served: list[int]) -> None:
@@ -149,19 +131,19 @@ async def test_unknown_hosts_reach_the_api(client: httpx.AsyncClient, served: li
     ],
 )
 async def test_service_and_ip_hosts_cost_no_query(
-    client: httpx.AsyncClient, served: list[int], queries: Statements, host: str
+    client: httpx.AsyncClient, served: list[int], queries: list[Statement], host: str
 ) -> None:
     response = await client.get("/no-such-page", headers={"Host": host})
     assert response.status_code == 404
     assert response.headers["content-type"] == "application/json"
-    assert queries.of_this_task() == []
+    assert of_this_task(queries) == []
 
 
 async def test_a_domain_host_costs_one_indexed_lookup(
-    client: httpx.AsyncClient, served: list[int], queries: Statements
+    client: httpx.AsyncClient, served: list[int], queries: list[Statement]
 ) -> None:
     await client.get("/no-such-page", headers={"Host": "unknown.example.com"})
-    selects = [sql for sql in queries.of_this_task() if sql.lstrip().upper().startswith("SELECT")]
+    selects = [sql for sql in of_this_task(queries) if sql.lstrip().upper().startswith("SELECT")]
     assert len(selects) == 1
     assert "domains.name =" in selects[0]
 

@@ -11,7 +11,7 @@ from typing import Any
 
 import httpx
 import pytest
-from sqlalchemy import Engine, event, select
+from sqlalchemy import select
 from sqlalchemy.exc import IntegrityError
 
 from atrium.db.batcher import WriteBatcher
@@ -21,6 +21,7 @@ from atrium.kit.time import utcnow
 from atrium.runs import events, lifecycle, queue_repository
 from atrium.runs.lifecycle import ClaimedRun, Ending, Usage
 from tests.runs.helpers import RUNS, create_run
+from tests.statements import Statement, recorded
 
 OWNER = "host:1234:abcd"
 
@@ -31,17 +32,14 @@ def settings_overrides() -> dict[str, object]:
 
 
 @pytest.fixture
-def run_updates() -> Iterator[list[str]]:
-    """The UPDATE statements of runs executed meanwhile."""
-    seen: list[str] = []
+def executed() -> Iterator[list[Statement]]:
+    with recorded() as seen:
+        yield seen
 
-    def record(*args: Any) -> None:
-        if str(args[2]).lstrip().startswith(("UPDATE runs", "WITH held")):
-            seen.append(str(args[2]))
 
-    event.listen(Engine, "before_cursor_execute", record)
-    yield seen
-    event.remove(Engine, "before_cursor_execute", record)
+def run_updates(seen: list[Statement]) -> list[str]:
+    """The UPDATE statements of runs among `seen`."""
+    return [s.sql for s in seen if s.sql.lstrip().startswith(("UPDATE runs", "WITH held"))]
 
 
 async def claimed(
@@ -90,12 +88,12 @@ async def test_a_batchs_checkpoints_are_one_update_with_each_runs_answer(
     auth: dict[str, str],
     db: Database,
     batcher: WriteBatcher,
-    run_updates: list[str],
+    executed: list[Statement],
 ) -> None:
     one, two, three = await claimed(client, auth, db)
     cancelled = await client.post(f"{RUNS}/{two.run_id}/cancel", headers=auth)
     assert cancelled.status_code == 200, cancelled.text
-    run_updates.clear()
+    executed.clear()
     # Queued before the batcher's task runs: one batch, one transaction.
     written = [
         batcher.submit_sync(checkpoint(one, 101, 102)),
@@ -103,7 +101,7 @@ async def test_a_batchs_checkpoints_are_one_update_with_each_runs_answer(
         batcher.submit_sync(checkpoint(three, 101, attempt=three.attempt + 1)),  # not held
     ]
     assert await asyncio.gather(*written) == [False, True, None]
-    assert len(run_updates) == 1
+    assert len(run_updates(executed)) == 1
     assert await stored(db, one) == (102, [101, 102])
     assert await stored(db, two) == (101, [101])
     assert await stored(db, three) == (three.last_event_seq, [])  # nothing written
@@ -155,17 +153,17 @@ async def test_a_run_twice_in_one_batch_is_checkpointed_in_order(
     auth: dict[str, str],
     db: Database,
     batcher: WriteBatcher,
-    run_updates: list[str],
+    executed: list[Statement],
 ) -> None:
     one, two, _three = await claimed(client, auth, db)
-    run_updates.clear()
+    executed.clear()
     written = [
         batcher.submit_sync(checkpoint(one, 101)),
         batcher.submit_sync(checkpoint(two, 101)),
         batcher.submit_sync(checkpoint(one, 102, 103)),
     ]
     assert await asyncio.gather(*written) == [False, False, False]
-    assert len(run_updates) == 2  # (one, two), then one again
+    assert len(run_updates(executed)) == 2  # (one, two), then one again
     assert await stored(db, one) == (103, [101, 102, 103])
     assert await stored(db, two) == (101, [101])
 
@@ -176,18 +174,18 @@ async def test_many_checkpoints_are_few_updates(
     auth: dict[str, str],
     db: Database,
     batcher: WriteBatcher,
-    run_updates: list[str],
+    executed: list[Statement],
     count: int,
     statements: int,
 ) -> None:
     # Past 8 runs, a statement's size is rounded up to 16 or 32 (NULL rows fill it); past 32,
     # another statement takes the rest.
     runs = await claimed(client, auth, db, count=count)
-    run_updates.clear()
+    executed.clear()
     written = [batcher.submit_sync(checkpoint(run, 101)) for run in runs[:-1]]
     written.append(batcher.submit_sync(checkpoint(runs[-1], 101, attempt=runs[-1].attempt + 1)))
     assert await asyncio.gather(*written) == [False] * (count - 1) + [None]
-    assert len(run_updates) == statements
+    assert len(run_updates(executed)) == statements
     for run in runs[:-1]:
         assert await stored(db, run) == (101, [101])
     assert await stored(db, runs[-1]) == (runs[-1].last_event_seq, [])
