@@ -5,9 +5,11 @@ model request whose text is the result. The agent graph around that request (its
 capabilities, toolsets and instructions gathered in task groups, a task per node, the hooks)
 cost as much CPU as the request itself: 8.5-8.8 ms a run against 4.4-4.6 ms for the request
 alone (300 runs at once of a 20-chunk streamed answer, calibration 12.9-15.5 ms; docs/runs.md).
-So such a run sends its request through pydantic-ai's direct API, which prepares the messages
-and instructions as an agent's model request does and streams through the same model
-(`StreamedText`: the text reaches the run's sink as it arrives).
+So such a run sends its request through pydantic-ai's direct API, through the same model
+(`StreamedText`: the text reaches the run's sink as it arrives). For a first prompt and its
+instructions that is the request an agent's first model request sends, byte for byte (the
+tests compare them on the wire); a thread's later runs are not taken, since the direct API
+skips the model's preparation of a history.
 
 Only a plain answer is taken as it is: text and nothing else, within the token limit. Any other
 (empty, thinking only, a tool call the run cannot make, over the limit) goes to the agent graph
