@@ -72,6 +72,19 @@ PRELOAD = [
     "typer",
     "rich.console",
     "httpx",
+    # What a process imports off the event loop for its first run of an "openai-compatible"
+    # model (atrium.runtime.models), as the scale-out, restart and client servers do: 0.59-0.69
+    # s of CPU each time (calibration 14-24 ms). Processes of those modules, whole tree, -n 2,
+    # alternated: 83.8 / 89.9 -> 80.8 / 79.5 s.
+    "pydantic_ai.models.openai",
+    "pydantic_ai.providers.openai_compatible",
+    "atrium.runtime.openai_client",
+    "atrium.runtime.model_http",
+    # What a server imports on its first connection or request (asyncpg on PostgreSQL): 30-44 ms.
+    "anyio._backends._asyncio",
+    "asyncpg",
+    "uvicorn.loops.auto",
+    "uvicorn.protocols.websockets.auto",
     # Last: freezes the heap the modules above built (tests/frozen_preload.py).
     "tests.frozen_preload",
 ]
