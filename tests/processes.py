@@ -16,14 +16,15 @@ exit status like a subprocess's (-9 after SIGKILL). Measured on a 2-core machine
 tests/reliability, tests/webhooks/test_restart, the client's restart and CLI modules) 78 -> 32 s;
 scale-out, crash safety and the client's CLI 97 -> 60 s.
 
-What differs from the installed script: the interpreter is not started again, the preloaded
-modules were imported under the forkserver's environment (none of them reads settings at
-import), and the process ends with `os._exit` after its threads, so `atexit` handlers do not run
-(atrium registers none). Its CPU is reaped by the forkserver, so the test process's
-`RUSAGE_CHILDREN` sees it only once the forkserver exits; count the forkserver's children to
-measure a test. `ATRIUM_TEST_SPAWN=exec` runs the installed `atrium` script instead
-(`subprocess.Popen`); the tests about the command itself (tests/test_cli.py's `serve` tests,
-test_startup_imports, test_readme_mcp, the client's `--help` and terminal tests) always do.
+What differs from the installed script: the interpreter is not started again, the preloaded modules
+were imported under the forkserver's environment (none of them reads atrium's settings at import;
+the OpenAI SDK reads `OPENAI_LOG`, which no test sets), and the process ends with `os._exit` after
+its threads, so `atexit` handlers do not run (atrium registers none). Its CPU is reaped by the
+forkserver, so the test process's `RUSAGE_CHILDREN` sees it only once the forkserver exits; count
+the forkserver's children to measure a test. `ATRIUM_TEST_SPAWN=exec` runs the installed `atrium`
+script instead (`subprocess.Popen`); the tests about the command itself (tests/test_cli.py's
+`serve` tests, test_startup_imports, test_readme_mcp, the client's `--help` and terminal tests)
+always do.
 """
 
 from __future__ import annotations
