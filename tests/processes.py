@@ -48,6 +48,9 @@ from typing import Any, Protocol
 
 import httpx
 
+from atrium.agents.models import OPENAI_COMPATIBLE
+from atrium.runtime.models import PROVIDER_MODULES
+
 # How long a server may take to start answering. A start-up is mostly imports: about 2 s of
 # CPU on a quiet machine, but 15-25 s were measured on a slow, shared CI machine. Waits end as
 # soon as the server answers, and at once when it exits, so a generous bound costs nothing.
@@ -77,10 +80,7 @@ PRELOAD = [
     # model (atrium.runtime.models), as the scale-out, restart and client servers do: 0.59-0.69
     # s of CPU each time (calibration 14-24 ms). Processes of those modules, whole tree, -n 2,
     # alternated: 83.8 / 89.9 -> 80.8 / 79.5 s.
-    "pydantic_ai.models.openai",
-    "pydantic_ai.providers.openai_compatible",
-    "atrium.runtime.openai_client",
-    "atrium.runtime.model_http",
+    *PROVIDER_MODULES[OPENAI_COMPATIBLE],
     # What a server imports on its first connection or request (asyncpg on PostgreSQL): 30-44 ms.
     "anyio._backends._asyncio",
     "asyncpg",

@@ -34,7 +34,7 @@ if TYPE_CHECKING:
     from atrium.runtime.openai_client import ValidatingOpenAI
 
 # What each provider's builder below imports: pydantic-ai's modules over its SDK.
-_PROVIDER_MODULES: Final[dict[str, tuple[str, ...]]] = {
+PROVIDER_MODULES: Final[dict[str, tuple[str, ...]]] = {
     "openai": ("pydantic_ai.models.openai", "pydantic_ai.providers.openai"),
     "anthropic": ("pydantic_ai.models.anthropic", "pydantic_ai.providers.anthropic"),
     OPENAI_COMPATIBLE: (
@@ -101,7 +101,7 @@ class ModelRegistry:
     async def load(self, name: str) -> None:
         """Import what model `name` needs, off the event loop, before `resolve` builds it
         (`runtime/imports.py`); nothing once its provider's modules are imported."""
-        modules = _PROVIDER_MODULES.get(name.partition(":")[0])
+        modules = PROVIDER_MODULES.get(name.partition(":")[0])
         if modules is not None and name not in self._registered:
             await import_off_loop(modules)
 
