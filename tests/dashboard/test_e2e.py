@@ -44,7 +44,9 @@ def today() -> str:
 
 async def start_run(page: Any, prompt: str, agent: str) -> str:
     await page.get_by_role("link", name="Runs", exact=True).click()
-    await page.get_by_label("Prompt").fill(prompt)
+    # By role: while the previous run's page is still on screen, its "Prompt"
+    # card (a region) and "Prompt text" also carry the label.
+    await page.get_by_role("textbox", name="Prompt", exact=True).fill(prompt)
     await page.get_by_label("Agent", exact=True).select_option(label=agent)
     await page.get_by_role("button", name="Start run").click()
     await page.wait_for_url("**/dashboard/#/runs/run_*")
