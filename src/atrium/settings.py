@@ -72,6 +72,13 @@ class Settings(BaseSettings):
     sqlite_busy_timeout_ms: int = Field(
         10_000, ge=0, description="How long SQLite waits on a locked database."
     )
+    sqlite_soft_heap_limit_bytes: int = Field(
+        2 * 1024 * 1024,
+        ge=0,
+        description="SQLite's soft heap limit, for the whole process (`PRAGMA soft_heap_limit`): "
+        "above it SQLite's page caches reuse their own pages instead of allocating more, which "
+        "keeps the process's heaps from creeping up under steady load; 0: no limit. SQLite only.",
+    )
     malloc_trim_seconds: float = Field(
         30.0,
         ge=0,

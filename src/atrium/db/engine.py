@@ -91,6 +91,12 @@ def _configure_sqlite(
         cursor.execute(f"PRAGMA busy_timeout={int(settings.sqlite_busy_timeout_ms)}")
         cursor.execute("PRAGMA foreign_keys=ON")
         cursor.execute("PRAGMA synchronous=NORMAL")
+        # For the whole process, so each new connection sets the same value again. Over the
+        # limit, a page cache recycles its least recently used page rather than allocate
+        # another: a WAL reader drops its cache whenever another connection has committed and
+        # refilled it, chunk by chunk, between its thread's other allocations; the free space
+        # left between them grew the heaps for hours (docs/runs.md, memory under steady load).
+        cursor.execute(f"PRAGMA soft_heap_limit={int(settings.sqlite_soft_heap_limit_bytes)}")
         cursor.close()
 
     if not transactions:
