@@ -13,12 +13,16 @@ import json
 import re
 import subprocess
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
 from pathlib import Path
 
 import httpx
 import pytest
+from alembic.script import ScriptDirectory
 
+from atrium.db.migrate import alembic_config, upgrade
+from atrium.settings import Settings
+from tests.conftest import BACKENDS, POSTGRES_URL, _create_postgres_database
 from tests.processes import (
     ATRIUM,
     Process,
@@ -179,11 +183,51 @@ def test_bad_tier_is_refused(cli_env: dict[str, str]) -> None:
     assert "tier" in result.stdout
 
 
-def test_migrate_is_idempotent(cli_env: dict[str, str]) -> None:
-    assert run_cli(cli_env, "migrate").returncode == 0
-    second = run_cli(cli_env, "migrate")
-    assert second.returncode == 0
-    assert "up to date" in second.stdout
+def _revisions() -> list[str]:
+    """The migrations' revisions, oldest first."""
+    scripts = ScriptDirectory.from_config(alembic_config(Settings(_env_file=None)))
+    return [script.revision for script in reversed(list(scripts.walk_revisions()))]
+
+
+@pytest.fixture(params=BACKENDS)
+async def empty_database(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[str]:
+    """A database of its own with no tables yet."""
+    if request.param == "sqlite":
+        yield f"sqlite+aiosqlite:///{tmp_path / 'data' / 'atrium.db'}"
+        return
+    assert POSTGRES_URL is not None
+    url, drop = await _create_postgres_database(POSTGRES_URL)
+    try:
+        yield url
+    finally:
+        await drop()
+
+
+def test_migrate_says_what_it_applied(empty_database: str) -> None:
+    """On an empty database every migration is applied and counted; on a later run it says
+    where the database already is; after a partial upgrade, only what was missing."""
+    revisions = _revisions()
+    env = atrium_env(ATRIUM_DATABASE_URL=empty_database, PYTHONUNBUFFERED="1")
+
+    first = run_cli(env, "migrate")
+    assert first.returncode == 0, first.stderr
+    assert first.stdout.strip() == (
+        f"Applied {len(revisions)} migrations ({revisions[0]} → {revisions[-1]})."
+    )
+    second = run_cli(env, "migrate")
+    assert second.returncode == 0, second.stderr
+    assert second.stdout.strip() == f"Database is up to date at {revisions[-1]}."
+
+
+def test_migrate_applies_only_what_is_missing(tmp_path: Path) -> None:
+    """A database one revision behind gets that revision alone."""
+    url = f"sqlite+aiosqlite:///{tmp_path / 'atrium.db'}"
+    settings = Settings(database_url=url, _env_file=None)
+    *_, previous, newest = _revisions()
+    upgrade(settings, previous)
+    result = run_cli(atrium_env(ATRIUM_DATABASE_URL=url), "migrate")
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == f"Applied 1 migration ({newest})."
 
 
 def test_the_default_database_is_the_same_from_every_folder(tmp_path: Path) -> None:

@@ -6,7 +6,7 @@ a client command such as `atrium run` then starts in a third of the time (docs/c
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.console import Console
@@ -15,6 +15,9 @@ from atrium.client.cli import App
 from atrium.client.cli import register as register_client_commands
 from atrium.client.cli._shared import JsonOption, print_json, print_list
 from atrium.settings import Settings, get_settings
+
+if TYPE_CHECKING:
+    from atrium.db.migrate import Upgraded
 
 app = App(
     help="atrium: self-hosted domains, spaces, agents and durable agent runs.", no_args_is_help=True
@@ -28,15 +31,32 @@ console = Console()
 notes = Console(stderr=True, soft_wrap=True)
 
 
+def _settings() -> Settings:
+    """The environment's settings; a wrong value ends the command with the variable it came
+    from and why, instead of a traceback."""
+    from pydantic import ValidationError
+
+    try:
+        return get_settings()
+    except ValidationError as invalid:
+        for error in invalid.errors():
+            name = "ATRIUM_" + "_".join(str(part) for part in error["loc"][:1]).upper()
+            notes.print(f"[red]Invalid setting[/] {name}: {error['msg']}", highlight=False)
+        raise typer.Exit(2) from None
+
+
 def _open_database() -> Settings:
     """The settings of a server-side command, its database migrated, and a note saying where
     that database is (a command started from another folder must not look empty by surprise)."""
+    return _migrate_database()[0]
+
+
+def _migrate_database() -> tuple[Settings, Upgraded]:
     from atrium import operations
 
-    settings = get_settings()
+    settings = _settings()
     notes.print(f"Database: {operations.database_location(settings)}", highlight=False)
-    operations.migrate(settings)
-    return settings
+    return settings, operations.migrate(settings)
 
 
 @app.command()
@@ -48,7 +68,7 @@ def serve(
     """Apply migrations, create the first key on an empty database, and serve the API."""
     from atrium import operations
 
-    operations.configure_logging(get_settings())
+    operations.configure_logging(_settings())
     settings = _open_database()
     issued = operations.bootstrap(settings)
     if issued is not None:
@@ -96,7 +116,7 @@ def worker() -> None:
     """Execute queued agent runs without serving the API (scale-out beside `serve --no-worker`)."""
     from atrium import operations
 
-    operations.configure_logging(get_settings())
+    operations.configure_logging(_settings())
     settings = _open_database()
     console.print(f"Worker started: up to {settings.worker_concurrency} runs at once.")
     operations.work(settings)
@@ -105,8 +125,17 @@ def worker() -> None:
 @app.command()
 def migrate() -> None:
     """Apply database migrations up to the newest revision."""
-    _open_database()
-    console.print("Database is up to date.")
+    _, upgraded = _migrate_database()
+    console.print(_upgrade_summary(upgraded), highlight=False)
+
+
+def _upgrade_summary(upgraded: Upgraded) -> str:
+    applied = upgraded.applied
+    if not applied:
+        return f"Database is up to date at {upgraded.current}."
+    if len(applied) == 1:
+        return f"Applied 1 migration ({applied[0]})."
+    return f"Applied {len(applied)} migrations ({applied[0]} → {applied[-1]})."
 
 
 @keys_app.command("create")

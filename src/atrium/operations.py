@@ -25,7 +25,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from atrium.auth import repository as auth_repository
 from atrium.auth import service as auth_service
 from atrium.db.engine import Database
-from atrium.db.migrate import upgrade
+from atrium.db.migrate import Upgraded, upgrade
 from atrium.kit.malloc_trim import start_malloc_trim
 from atrium.observability.logs import install_log_escaping
 from atrium.settings import Settings
@@ -123,12 +123,12 @@ def database_location(settings: Settings) -> str:
     return make_url(settings.database_url).render_as_string(hide_password=True)
 
 
-def migrate(settings: Settings) -> None:
+def migrate(settings: Settings) -> Upgraded:
     """Apply migrations, creating a SQLite file's folder first."""
     path = _sqlite_path(settings)
     if path is not None:
         path.parent.mkdir(parents=True, exist_ok=True)
-    upgrade(settings)
+    return upgrade(settings)
 
 
 def _on_database(

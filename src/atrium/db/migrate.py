@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 
 from alembic import command
@@ -12,6 +13,15 @@ from atrium.settings import Settings
 MIGRATIONS = Path(__file__).with_name("migrations")
 
 
+@dataclass(frozen=True)
+class Upgraded:
+    """What `upgrade` did: the revisions it applied, oldest first (none when the database was
+    already there), and the revision the database is at now."""
+
+    applied: tuple[str, ...]
+    current: str | None
+
+
 def alembic_config(settings: Settings) -> Config:
     config = Config()
     config.set_main_option("script_location", str(MIGRATIONS))
@@ -19,6 +29,11 @@ def alembic_config(settings: Settings) -> Config:
     return config
 
 
-def upgrade(settings: Settings, revision: str = "head") -> None:
+def upgrade(settings: Settings, revision: str = "head") -> Upgraded:
     """Bring the database to `revision`; safe to run on every start."""
-    command.upgrade(alembic_config(settings), revision)
+    config = alembic_config(settings)
+    # The environment (migrations/env.py) fills these in as it goes.
+    applied: list[str] = []
+    config.attributes["applied"] = applied
+    command.upgrade(config, revision)
+    return Upgraded(applied=tuple(applied), current=config.attributes.get("current"))

@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Collection, Mapping
+from typing import Any
 
 from alembic import context
+from alembic.runtime.migration import MigrationContext, MigrationInfo
 from sqlalchemy import pool
 from sqlalchemy.engine import Connection
 from sqlalchemy.ext.asyncio import create_async_engine
@@ -16,14 +19,25 @@ config = context.config
 target_metadata = Base.metadata
 
 
+def _record_step(
+    ctx: MigrationContext, step: MigrationInfo, heads: Collection[Any], run_args: Mapping[str, Any]
+) -> None:
+    """Note each revision applied, for the caller to say what it did (`atrium migrate`)."""
+    applied = config.attributes.get("applied")
+    if applied is not None and step.is_upgrade:
+        applied.append(step.up_revision_id)
+
+
 def _run(connection: Connection) -> None:
     context.configure(
         connection=connection,
         target_metadata=target_metadata,
         render_as_batch=connection.dialect.name == "sqlite",
+        on_version_apply=_record_step,
     )
     with context.begin_transaction():
         context.run_migrations()
+        config.attributes["current"] = context.get_context().get_current_revision()
 
 
 async def _run_async(url: str) -> None:
