@@ -39,10 +39,11 @@ bench: install  ## every benchmark (long: loads 1,000,000 rows; see README "Benc
 	$(BIN)/python bench/scaleout_bench.py
 	$(BIN)/python bench/startup_bench.py
 
-format: install  ## ruff fixes and formats; regenerates the sync client from the async one
+format: install  ## ruff fixes and formats; regenerates the sync client and the configuration guide
 	$(BIN)/ruff check --fix src tests bench examples hatch_build.py
 	$(BIN)/ruff format src tests bench examples hatch_build.py
 	$(BIN)/python -m atrium.client._unasync
+	$(BIN)/python -m tests.docs.configuration
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache
