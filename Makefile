@@ -39,11 +39,12 @@ bench: install  ## every benchmark (long: loads 1,000,000 rows; see README "Benc
 	$(BIN)/python bench/scaleout_bench.py
 	$(BIN)/python bench/startup_bench.py
 
-format: install  ## ruff fixes and formats; regenerates the sync client and the configuration guide
+format: install  ## ruff fixes and formats; regenerates the sync client and the generated guides (configuration, API reference)
 	$(BIN)/ruff check --fix src tests bench examples hatch_build.py
 	$(BIN)/ruff format src tests bench examples hatch_build.py
 	$(BIN)/python -m atrium.client._unasync
 	$(BIN)/python -m tests.docs.configuration
+	$(BIN)/python -m tests.docs.reference
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache
