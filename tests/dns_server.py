@@ -8,7 +8,8 @@ so it answers whatever the test's event loop is doing. Point atrium at it with
     server.records["www.hook.test"] = {"CNAME": ["hook.test"]}
     server.answer_in_turn("flip.test", "A", [["127.0.0.1"], ["127.0.0.2"]])
 
-An unknown name is NXDOMAIN; a known name without records of the type asked is an empty answer.
+An unknown name is NXDOMAIN; a known name without records of the type asked is an empty answer;
+a name in `failing` is SERVFAIL (what a resolver answers when the name's servers are broken).
 A CNAME is followed within the records, as a recursive server does. Every answer has TTL 0.
 `queries` lists each question received, `(name, type)`.
 """
@@ -33,6 +34,7 @@ class DNSServer:
     def __init__(self) -> None:
         self.records: Records = {}
         self.queries: list[tuple[str, str]] = []
+        self.failing: set[str] = set()
         self._turns: dict[tuple[str, str], list[list[str]]] = {}
         self._lock = threading.Lock()
         self._socket = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
@@ -58,6 +60,7 @@ class DNSServer:
         with self._lock:
             self.records.clear()
             self.queries.clear()
+            self.failing.clear()
             self._turns.clear()
 
     def asked(self, name: str) -> list[str]:
@@ -100,6 +103,9 @@ class DNSServer:
         kind = dns.rdatatype.to_text(question.rdtype)
         with self._lock:
             self.queries.append((name, kind))
+            if name in self.failing:
+                reply.set_rcode(dns.rcode.SERVFAIL)
+                return reply
             if name not in self.records:
                 reply.set_rcode(dns.rcode.NXDOMAIN)
                 return reply

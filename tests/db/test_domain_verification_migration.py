@@ -1,5 +1,7 @@
-"""Migration 0007 on each backend: domains stored before it get a token of their own and start
-unverified; rows inserted without a token (bulk loads) get one from the database."""
+"""Migrations 0007 and 0010 on each backend: domains stored before 0007 get a token of their own
+and start unverified; rows inserted without a token (bulk loads) get one from the database;
+0010 counts a verified domain as checked when it was verified, and its downgrade keeps the
+table's triggers."""
 
 from __future__ import annotations
 
@@ -11,9 +13,10 @@ from pathlib import Path
 
 import pytest
 import sqlalchemy as sa
+from alembic import command
 from sqlalchemy.ext.asyncio import create_async_engine
 
-from atrium.db.migrate import upgrade
+from atrium.db.migrate import alembic_config, upgrade
 from atrium.kit.time import utcnow
 from atrium.settings import Settings
 from tests.conftest import BACKENDS, _create_postgres_database
@@ -29,6 +32,7 @@ _domains = sa.table(
     sa.column("verification_token"),
     sa.column("verified_at"),
 )
+_counts = sa.table("domain_counts", sa.column("total"))
 _TOKEN = re.compile(r"^[0-9a-f]{32}$")
 
 
@@ -79,3 +83,48 @@ async def test_every_domain_gets_its_own_token_and_starts_unverified(empty_datab
     assert all(_TOKEN.match(row[1]) for row in rows), rows
     assert len({row[1] for row in rows}) == 4
     assert all(row[2] is None for row in rows)
+
+
+async def _rows(url: str, *columns: sa.ColumnClause[object]) -> list[tuple[object, ...]]:
+    engine = create_async_engine(url)
+    async with engine.connect() as connection:
+        found = await connection.execute(sa.select(*columns).order_by(_domains.c.id))
+        rows = [tuple(row) for row in found]
+    await engine.dispose()
+    return rows
+
+
+async def test_verified_domains_count_as_checked_and_the_downgrade_keeps_triggers(
+    empty_database: str,
+) -> None:
+    settings = Settings(_env_file=None, database_url=empty_database)
+    await asyncio.to_thread(upgrade, settings, "0009")
+    await _insert(empty_database, ["verified.test", "unverified.test"])
+    engine = create_async_engine(empty_database)
+    verified_at = utcnow()
+    async with engine.begin() as connection:
+        await connection.execute(
+            sa.update(_domains)
+            .where(_domains.c.name == "verified.test")
+            .values(verified_at=verified_at)
+        )
+    await engine.dispose()
+    await asyncio.to_thread(upgrade, settings)
+
+    checked = sa.column("verification_checked_at")
+    rows = await _rows(empty_database, _domains.c.name, checked, sa.column("verification_error"))
+    assert [(name, error) for name, _, error in rows] == [
+        ("verified.test", None),
+        ("unverified.test", None),
+    ]
+    assert rows[0][1] is not None and rows[1][1] is None
+
+    await asyncio.to_thread(command.downgrade, alembic_config(settings), "0009")
+    await _insert(empty_database, ["after-downgrade.test"])  # no token given
+    tokens = await _rows(empty_database, _domains.c.verification_token)
+    assert all(_TOKEN.match(str(token)) for (token,) in tokens), tokens
+    engine = create_async_engine(empty_database)
+    async with engine.connect() as connection:
+        total = await connection.scalar(sa.select(_counts.c.total))
+    await engine.dispose()
+    assert total == 3

@@ -75,7 +75,8 @@ async def verify_domain(
     settings: SettingsDep,
 ) -> DomainEnvelope:
     """Check DNS for proof of control (the TXT token, or the name pointing at this deployment);
-    `verified` in the answer says whether the domain is now served."""
+    `verified` in the answer says whether the domain is now served, `verification.last_error`
+    why not, and `verification.checked_at` when DNS was asked."""
     domain = await service.verify_domain(
         db,
         resolver=resolver,

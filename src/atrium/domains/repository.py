@@ -12,12 +12,15 @@ scanned instead, which is then the cheaper plan.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from datetime import datetime
 
 from sqlalchemy import ColumnElement, Connection, Select, bindparam, func, select
 from sqlalchemy.ext.asyncio import AsyncSession
+from sqlalchemy.orm.attributes import flag_modified
 
 from atrium.db.models import Domain, DomainCount
 from atrium.domains import search
+from atrium.domains.verification import VerificationError
 from atrium.kit.listing import ListParams
 
 # Searches with at most this many candidates are ordered in memory rather than by an index scan.
@@ -32,6 +35,18 @@ async def get(session: AsyncSession, *, account_id: int, domain_id: int) -> Doma
 
 async def name_exists(session: AsyncSession, name: str) -> bool:
     return (await session.scalar(select(Domain.id).where(Domain.name == name))) is not None
+
+
+def record_check(domain: Domain, *, error: VerificationError | None, at: datetime) -> None:
+    """Keep a verification check's result on the (unverified) domain: verified at `at` when
+    `error` is None. A failed check leaves `updated_at` as it was: it says when the domain's
+    fields changed, and a check that found nothing changed none of them."""
+    domain.verification_error = error
+    domain.verification_checked_at = at
+    if error is None:
+        domain.verified_at = at
+    else:
+        flag_modified(domain, "updated_at")  # written as it is, so `onupdate` does not fire
 
 
 # Built once: the lookup runs on every request whose Host could be a domain.

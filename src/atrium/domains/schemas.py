@@ -9,17 +9,26 @@ from pydantic import BaseModel, Field
 
 from atrium.db.models import Domain
 from atrium.domains.rules import domain_url
-from atrium.domains.verification import txt_name
+from atrium.domains.verification import VerificationError, txt_name
 from atrium.kit.phpshort import Deleted, Envelope, Page, path_id
 from atrium.kit.time import isoformat
 from atrium.kit.wire_schemas import FORM_DOMAIN_NAME, FORM_PAGE_URL
 
 
 class DomainVerification(BaseModel):
-    """How the owner proves control of the name (docs/domains.md), then `POST .../verify`."""
+    """How the owner proves control of the name (docs/domains.md), then `POST .../verify`; and
+    what the last check found."""
 
     txt_name: str = Field(description="Publish a TXT record under this name ...")
     txt_value: str = Field(description="... whose text is this token.")
+    last_error: VerificationError | None = Field(
+        description="Why the last check did not verify the domain; null once verified or "
+        "before any check. `txt_missing`: no TXT record at `txt_name`; `txt_mismatch`: TXT "
+        "records there, none of them `txt_value`; `address_mismatch`: the name points "
+        "elsewhere (only where the deployment takes that proof); `dns_timeout`: no DNS server "
+        "answered in time; `dns_error`: DNS answered with a failure."
+    )
+    checked_at: str | None = Field(description="When DNS was last asked; null before any check.")
 
 
 class DomainOut(BaseModel):
@@ -49,8 +58,21 @@ class DomainOut(BaseModel):
             verification=DomainVerification(
                 txt_name=txt_name(domain.name),
                 txt_value=domain.verification_token,
+                last_error=_last_error(domain),
+                checked_at=_checked_at(domain),
             ),
         )
+
+
+def _last_error(domain: Domain) -> VerificationError | None:
+    if domain.verified_at is not None or domain.verification_error is None:
+        return None
+    return VerificationError(domain.verification_error)
+
+
+def _checked_at(domain: Domain) -> str | None:
+    checked = domain.verification_checked_at
+    return None if checked is None else isoformat(checked)
 
 
 # The `{id}` of a path: 400 when not an integer, 404 when no domain can have it.

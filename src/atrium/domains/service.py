@@ -96,25 +96,25 @@ async def verify_domain(
     domain_id: int,
     targets: Sequence[str],
 ) -> Domain:
-    """Look for the DNS proof of control and, found, mark the domain verified (for good).
+    """Look for the DNS proof of control and keep what the check found: the domain verified
+    (for good), or why not and when DNS was asked.
 
     Takes the database rather than a session: no transaction stays open during the lookups
-    (up to `ATRIUM_DNS_TIMEOUT_SECONDS` each; on SQLite a write transaction holds the only
-    write connection). A verified domain is returned as it is, without a lookup.
+    (up to `ATRIUM_DNS_TIMEOUT_SECONDS`; on SQLite a write transaction holds the only write
+    connection). A verified domain is returned as it is, without a lookup.
     """
     async with db.session(write=False) as session:
         domain = await get_domain(session, account_id=account_id, domain_id=domain_id)
     if domain.verified_at is not None:
         return domain
-    proven = await verification.is_proven(
+    outcome = await verification.check(
         resolver, name=domain.name, token=domain.verification_token, targets=targets
     )
-    if not proven:
-        return domain
     async with db.transaction() as session:
         domain = await get_domain(session, account_id=account_id, domain_id=domain_id)
+        # A concurrent check that verified the domain meanwhile stands.
         if domain.verified_at is None:
-            domain.verified_at = utcnow()
+            repository.record_check(domain, error=outcome.error, at=utcnow())
             await session.flush()
     return domain
 

@@ -30,6 +30,10 @@ class LookupFailed(Exception):
     """The name could not be resolved (no such name, no answer, no server answered in time)."""
 
 
+class LookupTimedOut(LookupFailed):
+    """No server answered within the deadline: the name may well exist (a later try may say)."""
+
+
 def parse_address(text: str) -> IPAddress | None:
     """An address as a resolver reports it (`fe80::1%eth0` keeps its zone); None if not one."""
     try:
@@ -90,7 +94,7 @@ class Resolver:
             async with asyncio.timeout(self.timeout):
                 infos = await loop.getaddrinfo(host, None, type=socket.SOCK_STREAM)
         except TimeoutError as exc:
-            raise LookupFailed(f"looking up {host} took longer than {self.timeout:g} s") from exc
+            raise LookupTimedOut(f"looking up {host} took longer than {self.timeout:g} s") from exc
         except (OSError, UnicodeError) as exc:
             raise LookupFailed(f"{host} could not be resolved ({exc})") from exc
         return [parse_address(str(info[4][0])) for info in infos]
@@ -101,7 +105,7 @@ class Resolver:
         except dns.resolver.NXDOMAIN:
             return []
         except dns.exception.Timeout as exc:
-            raise LookupFailed(f"looking up {name} took longer than {self.timeout:g} s") from exc
+            raise LookupTimedOut(f"looking up {name} took longer than {self.timeout:g} s") from exc
         except dns.exception.DNSException as exc:
             raise LookupFailed(f"{name} could not be resolved ({exc})") from exc
         if answer.rrset is None:

@@ -7,7 +7,9 @@ other processes keep it right) gives the unfiltered list its total without count
 
 A domain is served only once verified (`verified_at`): its owner published `verification_token`
 in DNS, or pointed the name at the deployment (`domains.verification`). Migration 0007 also
-gives rows inserted without a token one from the database.
+gives rows inserted without a token one from the database. The last check's time and, when it
+did not verify the domain, its reason are kept for the owner to read (`verification_checked_at`,
+`verification_error`).
 """
 
 from __future__ import annotations
@@ -47,6 +49,9 @@ class Domain(TimestampMixin, Base):
     not_found_page: Mapped[str | None] = mapped_column(Text, default=None)
     verification_token: Mapped[str] = mapped_column(String(32), default=new_verification_token)
     verified_at: Mapped[datetime | None] = mapped_column(default=None)
+    # A `domains.verification.VerificationError` value; None once verified or never checked.
+    verification_error: Mapped[str | None] = mapped_column(String(32), default=None)
+    verification_checked_at: Mapped[datetime | None] = mapped_column(default=None)
 
 
 class DomainCount(Base):
