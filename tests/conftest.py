@@ -44,6 +44,14 @@ from tests.dns_server import DNSServer
 
 POSTGRES_URL = os.environ.get("ATRIUM_TEST_POSTGRES_URL")
 REDIS_URL = os.environ.get("ATRIUM_TEST_REDIS_URL")
+# Skip reasons say how to run what they skip (the run's summary groups skips by reason).
+_POSTGRES_HINT = (
+    "set ATRIUM_TEST_POSTGRES_URL=postgresql+asyncpg://postgres@127.0.0.1:5432/test "
+    "(.ci/run does when PostgreSQL answers there)"
+)
+_REDIS_HINT = (
+    "set ATRIUM_TEST_REDIS_URL=redis://127.0.0.1:6379/0 (.ci/run does when Redis answers there)"
+)
 
 BACKENDS = [
     "sqlite",
@@ -51,7 +59,7 @@ BACKENDS = [
         "postgres",
         marks=[
             pytest.mark.postgres,
-            pytest.mark.skipif(not POSTGRES_URL, reason="ATRIUM_TEST_POSTGRES_URL is not set"),
+            pytest.mark.skipif(not POSTGRES_URL, reason=f"PostgreSQL variant: {_POSTGRES_HINT}"),
         ],
     ),
 ]
@@ -322,5 +330,5 @@ def bearer(key: str) -> dict[str, str]:
 @pytest.fixture
 def redis_url() -> str:
     if not REDIS_URL:
-        pytest.skip("ATRIUM_TEST_REDIS_URL is not set")
+        pytest.skip(f"Redis: {_REDIS_HINT}")
     return REDIS_URL
