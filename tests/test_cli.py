@@ -143,7 +143,10 @@ def test_keys_create_list_revoke(cli_env: dict[str, str], serve: Callable[..., S
     server = serve()
     created = run_cli(cli_env, "keys", "create", "--account", "acme", "--tier", "premium")
     assert created.returncode == 0, created.stderr
-    key = KEY_PATTERN.findall(created.stdout)[-1]
+    # Only the key on stdout, for `KEY=$(atrium keys create …)`; what it is on stderr.
+    key = created.stdout.strip()
+    assert KEY_PATTERN.fullmatch(key), created.stdout
+    assert "for account 'acme' (premium)" in created.stderr
     response = account(server.url, key)
     assert response.status_code == 200
     assert response.json()["account"]["name"] == "acme"

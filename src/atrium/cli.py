@@ -166,7 +166,8 @@ def keys_create(
             }
         )
         return
-    console.print(f"Key {issued.key_id} for account '{issued.account_name}' ({issued.tier}):")
+    # stdout is the key alone, so `KEY=$(atrium keys create …)` captures just the key.
+    notes.print(f"Key {issued.key_id} for account '{issued.account_name}' ({issued.tier}):")
     print(issued.key)
 
 

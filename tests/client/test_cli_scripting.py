@@ -15,7 +15,7 @@ from typer.main import get_command
 from typer.testing import CliRunner, Result
 
 from atrium.cli import app
-from atrium.client import Client, MessageDelta
+from atrium.client import Client, ConfigurationError, MessageDelta
 from tests.client.conftest import SLOW_MODEL, Server
 
 Atrium = Callable[..., Result]
@@ -276,3 +276,16 @@ def test_help_pages_are_plain_and_every_command_takes_json(path: tuple[str, ...]
         assert odd not in shown.stdout, (odd, shown.stdout)
     if not COMMANDS[path] and path not in WITHOUT_JSON:
         assert "--json" in shown.stdout, f"atrium {' '.join(path)} has no --json"
+
+
+def test_a_key_pasted_with_its_heading_is_named_not_sent(server: Server, api_key: str) -> None:
+    """`atrium keys create` output pasted whole (heading and key) into ATRIUM_API_KEY: the
+    command says what is wrong with the key, not that the server cannot be reached."""
+    pasted = f"Key 1 for account 'acme' (premium):\n{api_key}"
+    env = {"ATRIUM_URL": server.url, "ATRIUM_API_KEY": pasted}
+    result = CliRunner().invoke(app, ["runs", "list"], env=env)
+    assert result.exit_code == 2
+    assert "the API key holds spaces or line breaks" in result.stderr
+    assert "cannot reach the server" not in result.stderr
+    with pytest.raises(ConfigurationError, match="ATRIUM_API_KEY to the key alone"):
+        Client(base_url=server.url, api_key=pasted)

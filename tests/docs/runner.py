@@ -72,7 +72,9 @@ def serving(page: Page, ports: dict[int, int], workdir: Path) -> Iterator[Server
         stop_process(process)
 
 
-def _script(page: Page, ports: dict[int, int], key: str | None, workdir: Path) -> str:
+def _script(
+    page: Page, ports: dict[int, int], key: str | None, workdir: Path, replace: dict[str, str]
+) -> str:
     """The page's runnable blocks as one bash script, each announced by a marker line."""
     lines = [
         "set -euo pipefail",
@@ -86,6 +88,8 @@ def _script(page: Page, ports: dict[int, int], key: str | None, workdir: Path) -
         if not block.runs:
             continue
         text = remap(block.text, ports)
+        for written, used in replace.items():
+            text = text.replace(written, used)
         if key is not None:
             text = text.replace("atr_…", key)
         # On a line of its own even after output that did not end its line.
@@ -155,15 +159,19 @@ def _kill_leftovers(workdir: Path) -> None:
             time.sleep(0.02)
 
 
-def run_page(page: Page, workdir: Path) -> dict[int, str]:
+def run_page(
+    page: Page, workdir: Path, *, replace: dict[str, str] | None = None
+) -> dict[int, str]:
     """Run every block of `page`; raise `PageFailed` naming the first block that went wrong.
-    Returns what each block printed."""
+    `replace` maps text the page writes to what the test uses instead (a database made for
+    it in place of the page's). Returns what each block printed."""
     ports = {port: free_port() for port in page.ports()}
     ports.setdefault(DEFAULT_PORT, free_port())
     workdir.mkdir(parents=True, exist_ok=True)
     _link_checkout(workdir)
     with serving(page, ports, workdir) as server:
-        script = _script(page, ports, server.key if server else None, workdir)
+        key = server.key if server else None
+        script = _script(page, ports, key, workdir, replace or {})
         (workdir / "page.sh").write_text(script)
         env = atrium_env(
             PATH=f"{VENV / 'bin'}:{os.environ['PATH']}",

@@ -3,6 +3,7 @@ the API fails here (conventions: tests/docs/pages.py; what the runner changes: r
 
 from __future__ import annotations
 
+import asyncio
 import os
 import re
 import socket
@@ -10,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.conftest import _create_postgres_database
 from tests.docs.pages import Page, parse
 from tests.docs.runner import ROOT, PageFailed, run_page
 
@@ -27,11 +29,27 @@ def _skip_without_services(page: Page) -> None:
             pytest.skip(f"{page.path.name} needs {need}: {variable} is not set")
 
 
+# What a page that needs them writes: the deployment's own database and Redis on loopback.
+PAGE_POSTGRES_URL = "postgresql+asyncpg://postgres@127.0.0.1:5432/atrium"
+PAGE_REDIS_URL = "redis://127.0.0.1:6379/0"
+
+
 @pytest.mark.parametrize("path", PAGES, ids=[str(p.relative_to(ROOT)) for p in PAGES])
-def test_page_runs_as_written(path: Path, tmp_path: Path) -> None:
+async def test_page_runs_as_written(path: Path, tmp_path: Path) -> None:
     page = parse(path)
     _skip_without_services(page)
-    run_page(page, tmp_path / "page")
+    replace: dict[str, str] = {}
+    drop = None
+    if "redis" in page.needs:
+        replace[PAGE_REDIS_URL] = os.environ[SERVICES["redis"]]
+    if "postgres" in page.needs:
+        url, drop = await _create_postgres_database(os.environ[SERVICES["postgres"]])
+        replace[PAGE_POSTGRES_URL] = url
+    try:
+        await asyncio.to_thread(run_page, page, tmp_path / "page", replace=replace)
+    finally:
+        if drop is not None:
+            await drop()
 
 
 def _write(tmp_path: Path, text: str) -> Page:

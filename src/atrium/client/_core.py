@@ -79,6 +79,13 @@ class Options:
                 f"no API key: pass api_key= or set {API_KEY_ENV} "
                 "(`atrium serve` prints one on first start; `atrium keys create` makes more)"
             )
+        if not key.isprintable() or " " in key:
+            # Sent as it is, it would fail in the HTTP library as an illegal header, which
+            # reads like an unreachable server; a pasted line or two is the usual cause.
+            raise ConfigurationError(
+                f"the API key holds spaces or line breaks: set {API_KEY_ENV} to the key alone "
+                "(atr_…)"
+            )
         if rate_limit_retries < 0 or stream_reconnects < 0:
             raise ConfigurationError("retry and reconnect counts must be >= 0")
         return cls(
