@@ -159,9 +159,7 @@ def _kill_leftovers(workdir: Path) -> None:
             time.sleep(0.02)
 
 
-def run_page(
-    page: Page, workdir: Path, *, replace: dict[str, str] | None = None
-) -> dict[int, str]:
+def run_page(page: Page, workdir: Path, *, replace: dict[str, str] | None = None) -> dict[int, str]:
     """Run every block of `page`; raise `PageFailed` naming the first block that went wrong.
     `replace` maps text the page writes to what the test uses instead (a database made for
     it in place of the page's). Returns what each block printed."""
