@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import fcntl
 import hashlib
+import json
 import os
 import pty
 import re
@@ -181,6 +182,18 @@ def test_run_prints_a_line_per_tool_call_and_result(user: Server) -> None:
     assert piped.returncode == 0, piped.stderr
     assert all(line in piped.stderr for line in lines), piped.stderr
     assert "→" not in piped.stdout and "write_artifact returned: " in piped.stdout
+
+
+def test_run_prints_the_json_answer_of_an_output_schema(user: Server, tmp_path: Path) -> None:
+    # No text is streamed for a structured answer: the finished run's JSON is printed.
+    schema = tmp_path / "schema.json"
+    schema.write_text('{"type": "object", "properties": {"city": {"type": "string"}}}')
+    created = user.cli("agents", "create", "typed", "--output-schema-file", str(schema), "--json")
+    assert created.returncode == 0, created.stderr
+    agent_id = json.loads(created.stdout)["agent_id"]
+    done = user.cli("run", "--agent", agent_id, 'output {"city": "Paris"}')
+    assert done.returncode == 0, done.stderr
+    assert '"city": "Paris"' in done.stdout
 
 
 def test_agents_create_and_list(user: Server) -> None:

@@ -10,6 +10,8 @@ from pathlib import Path
 import pytest
 
 from atrium.client import Client
+from atrium.client._view import ToolLines
+from atrium.client.models import RunRequiresAction, ToolReturned, parse_event
 from tests.client.conftest import Server
 from tests.processes import run_atrium
 
@@ -80,3 +82,58 @@ def test_runs_act_asks_in_the_terminal(user: Server, atrium: Client, tmp_path: P
     assert acted.returncode == 0, acted.stderr
     done = atrium.runs.wait(run.run_id, timeout=30)
     assert "lookup returned: read with @" in str(done.result)
+
+
+def test_runs_get_shows_what_a_waiting_run_waits_for(user: Server, atrium: Client) -> None:
+    agent = atrium.agents.create("hitl", config={"tools": [LOOKUP]})
+    run = atrium.runs.create('call lookup {"word": "shown"}', agent_id=agent.agent_id)
+    waiting = atrium.runs.wait(run.run_id, timeout=30)
+    assert waiting.waiting and waiting.required_action is not None
+    call_id = waiting.required_action.tool_calls[0].id
+    shown = _atrium(user, "runs", "get", run.run_id)
+    assert shown.returncode == 0, shown.stderr
+    assert "It waits for you" in shown.stdout
+    assert f'lookup {{"word": "shown"}}  {call_id}' in shown.stdout
+    assert f"Answer it: atrium runs act {run.run_id}" in shown.stdout
+
+
+def test_a_denied_approval_is_named_as_the_model_sees_it() -> None:
+    """A denied MCP call is answered without ever being called (no `tool.called` gives its
+    server label): the wait's pending call names its server."""
+    created = {"run_id": "run_x", "created_at": "2026-11-28T10:00:00Z"}
+    waiting = parse_event(
+        1,
+        "run.requires_action",
+        {
+            **created,
+            "status": "requires_action",
+            "required_action": {
+                "type": "tool_calls",
+                "expires_at": "2026-11-29T10:00:00Z",
+                "tool_calls": [
+                    {
+                        "id": "call_1",
+                        "kind": "approval",
+                        "name": "add",
+                        "server_label": "glossary",
+                        "arguments": {"a": 1, "b": 2},
+                    }
+                ],
+            },
+        },
+    )
+    denied = parse_event(
+        2,
+        "tool.returned",
+        {
+            **created,
+            "tool_call_id": "call_1",
+            "name": "add",
+            "output": "denied: not today",
+            "is_error": True,
+        },
+    )
+    assert isinstance(waiting, RunRequiresAction) and isinstance(denied, ToolReturned)
+    lines = ToolLines()
+    lines.expect(waiting.required_action)
+    assert str(lines.line(denied)) == "✗ glossary_add failed: denied: not today"

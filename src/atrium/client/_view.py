@@ -19,11 +19,13 @@ from atrium.client.models import (
     Artifact,
     ArtifactCreated,
     MessageDelta,
+    RequiredAction,
     Run,
     RunCancelled,
     RunCompleted,
     RunEvent,
     RunFailed,
+    RunRequiresAction,
     RunRestarted,
     RunStarted,
     RunStep,
@@ -94,10 +96,16 @@ class RunView:
         self.artifacts: list[ArtifactCreated] = []
         self.finished_at: float | None = None
         self.tools = ToolLines()
+        self.retries = Retries()
 
     # --- events -----------------------------------------------------------------------------------
     def apply(self, event: RunEvent) -> None:
         self.note = ""
+        retried = self.retries.see(event)
+        if retried is not None:
+            # The text above was sent back: the retry's text starts on a line of its own.
+            self.flush_text()
+            self.console.print(Text(retry_note(retried), style="yellow"))
         if isinstance(event, MessageDelta):
             self._text(event.text)
         elif isinstance(event, RunRestarted):
@@ -119,7 +127,8 @@ class RunView:
         elif isinstance(event, ArtifactCreated):
             self.artifacts.append(event)
             self.step = f"wrote {event.name}"
-        elif event.event == "run.requires_action":
+        elif isinstance(event, RunRequiresAction):
+            self.tools.expect(event.required_action)
             self.status = "requires_action"
             self.step = "waiting for you"
         elif isinstance(event, RunCompleted | RunFailed | RunCancelled):
@@ -192,10 +201,18 @@ def _abbreviated(text: str, width: int = TOOL_SHOWN_CHARS) -> str:
 class ToolLines:
     """One line per tool event, as the model sees the tool (`docs_search`):
     `→ docs_search {"q": "leases"}` when called, `← docs_search: …` when it returned, `✗ …`
-    when it failed. `tool.returned` carries no server label: its call's (same id) gives it."""
+    when it failed. `tool.returned` carries no server label: its call's (same id) gives it, or
+    the pending call of the wait it answered (a denied approval is never called)."""
 
     def __init__(self) -> None:
         self._labels: dict[str, str] = {}
+
+    def expect(self, action: RequiredAction) -> None:
+        """Calls a run waits for: a denied approval is answered (`tool.returned`) without ever
+        being called, so its pending call gives its server label."""
+        for call in action.tool_calls:
+            if call.server_label:
+                self._labels[call.id] = call.server_label
 
     def name(self, event: ToolCalled | ToolReturned) -> str:
         if isinstance(event, ToolCalled) and event.server_label:
@@ -213,6 +230,37 @@ class ToolLines:
                 ("✗ ", "red"), (name, "bold"), " failed: ", _abbreviated(event.output)
             )
         return Text.assemble(("← ", "green"), (name, "bold"), ": ", _abbreviated(event.output))
+
+
+class Retries:
+    """Which model requests ask again for an answer the model already gave.
+
+    pydantic-ai makes another model request after a response without tool calls only to send
+    that response back (text where an output schema wants JSON, an answer that failed its
+    checks), so model text followed by a model request, with no tool call between them, is an
+    answer that was not accepted: the next request's text replaces it."""
+
+    def __init__(self) -> None:
+        self._answered = False  # model text since the last model request or tool call
+
+    def see(self, event: RunEvent) -> int | None:
+        """The index of the model request `event` starts when it retries, else None."""
+        if isinstance(event, MessageDelta):
+            self._answered = self._answered or bool(event.text)
+        elif isinstance(event, RunStep) and event.step == "model_request":
+            retried, self._answered = self._answered, False
+            if retried:
+                return event.index or 0
+        elif isinstance(event, RunStep | ToolCalled | ToolReturned | RunStarted) or (
+            event.event == "run.requires_action"
+        ):
+            self._answered = False
+        return None
+
+
+def retry_note(index: int) -> str:
+    request = f" (model request {index})" if index else ""
+    return f"↻ retrying{request}: the model's answer above was not accepted"
 
 
 def reconnect_note(last_event_id: int, error: BaseException) -> str:

@@ -67,6 +67,23 @@ def _shown(call: PendingToolCall) -> str:
     return f"{call.name} {arguments}"
 
 
+def _print_call(console: Console, call: PendingToolCall) -> None:
+    console.print(f"  [bold]{escape(_shown(call))}[/]  [dim]{call.id}[/]")
+
+
+def show_wait(run: Run, console: Console) -> None:
+    """What a waiting run waits for, and the command that answers it (`atrium runs get`)."""
+    action = run.required_action
+    if action is None:
+        return
+    console.print(
+        f"[bold yellow]It waits for you[/] [dim](until {action.expires_at:%Y-%m-%d %H:%M} UTC)[/]"
+    )
+    for call in action.tool_calls:
+        _print_call(console, call)
+    console.print(f"[dim]Answer it: atrium runs act {run.run_id}[/]")
+
+
 def _ask(prompt: str, *, default: str | None = None) -> str:
     try:
         # On stderr, like the other notes: stdout carries the model's text.
@@ -89,7 +106,7 @@ def answer(client: Client, run: Run, console: Console, preset: Preset | None = N
         f"[dim](until {action.expires_at:%Y-%m-%d %H:%M} UTC)[/]"
     )
     for call in action.tool_calls:
-        console.print(f"  [bold]{escape(_shown(call))}[/]  [dim]{call.id}[/]")
+        _print_call(console, call)
         if call.kind == "approval":
             if call.id in preset.approve or call.id in preset.deny:
                 approved = call.id in preset.approve

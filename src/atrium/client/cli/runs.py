@@ -32,6 +32,7 @@ from atrium.client.models import (
     Run,
     RunEvent,
     RunPage,
+    RunRequiresAction,
     RunRestarted,
     ToolCalled,
     ToolReturned,
@@ -163,6 +164,8 @@ def _follow(atrium: Client, run: Run) -> None:
     finished = atrium.runs.get(run.run_id)
     if live_view.wrote_text or plain.wrote_text:
         console.print()
+    if isinstance(finished.result, dict):  # an output schema's answer: no text was streamed
+        console.print_json(data=finished.result)
     view.summary(console, finished, live_view.elapsed())
     if finished.status != "completed":
         raise typer.Exit(1)
@@ -209,8 +212,13 @@ class _PlainView:
         self.wrote_text = False
         self._open_line = False  # model text written that did not end its line
         self._tools = view.ToolLines()
+        self._retries = view.Retries()
 
     def apply(self, event: RunEvent) -> None:
+        retried = self._retries.see(event)
+        if retried is not None:  # the text above was sent back: the retry's starts a line
+            self._end_line()
+            errors.print(f"[yellow]{view.retry_note(retried)}[/]")
         if isinstance(event, MessageDelta):
             self.wrote_text = True
             console.file.write(event.text)
@@ -225,6 +233,8 @@ class _PlainView:
         elif event.event in ("run.started", "artifact.created", "run.requires_action") or (
             event.terminal
         ):
+            if isinstance(event, RunRequiresAction):
+                self._tools.expect(event.required_action)
             # Notes go to stderr; end the text's line first, or a terminal showing both
             # streams glues the note to the text.
             self._end_line()
@@ -318,6 +328,8 @@ def runs_get(
     elif found.result:
         console.print(Text(found.result))
     view.summary(console, found)
+    if found.waiting:
+        actions.show_wait(found, console)
 
 
 @runs_app.command("act")
