@@ -235,11 +235,13 @@ def listening(command: list[str], port: int, log: Path, **options: Any) -> Itera
 
 
 @contextmanager
-def slow_llm(*, pause: float, words: int) -> Iterator[str]:
+def slow_llm(*, pause: float, words: int, log: Path | None = None) -> Iterator[str]:
     """The slow OpenAI-compatible model of `bench/slow_llm.py` on a free port, streaming
-    `words` words `pause` seconds apart; yields its base URL once it listens."""
+    `words` words `pause` seconds apart (or following a prompt's script of tool calls);
+    yields its base URL once it listens. `log`: where it writes each request's body."""
     port = free_port()
-    process = subprocess.Popen([sys.executable, str(SLOW_LLM), str(port), str(pause), str(words)])
+    command = [sys.executable, str(SLOW_LLM), str(port), str(pause), str(words)]
+    process = subprocess.Popen([*command, "--log", str(log)] if log else command)
     try:
         wait_for_port(port, process=process)
         yield f"http://127.0.0.1:{port}/v1"
