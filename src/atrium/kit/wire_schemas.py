@@ -80,13 +80,7 @@ IDEMPOTENCY_KEY: dict[str, Any] = {
 _LABEL = r"[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?"
 
 
-def _http_url(labels: str = "+", path: str = "*") -> str:
-    """The URL pattern, with quantifiers for the host's labels before its last and the path's
-    characters (bounded ones bound the URL's length)."""
-    return rf"https?://({_LABEL}\.){labels}[a-z]{{2,63}}(:[1-9][0-9]{{0,3}})?(/[A-Za-z0-9._~/-]{path})?"
-
-
-_HTTP_URL = _http_url()
+_HTTP_URL = rf"https?://({_LABEL}\.)+[a-z]{{2,63}}(:[1-9][0-9]{{0,3}})?(/[A-Za-z0-9._~/-]*)?"
 PUBLIC_URL: dict[str, Any] = {
     "pattern": f"^{_HTTP_URL}$",
     "maxLength": 2048,
@@ -104,9 +98,86 @@ FORM_DOMAIN_NAME: dict[str, Any] = {
     "type": "string",
     "pattern": f"^[{_SPACE}]*({_LABEL}\\.){{1,2}}[a-z]{{2,63}}[{_SPACE}]*$",
 }
-# An absolute http(s) URL of at most 2,033 characters (the server takes 2,048), or empty
-# (which clears the page).
-_FORM_HTTP_URL = _http_url(labels="{1,4}", path="{0,1700}")
+
+
+def _printable(excluded: str = "") -> str:
+    """A character class's body: printable ASCII (`!` to `~`) but the characters `excluded`,
+    as `\\xNN` ranges (the same in ECMA 262 and Python)."""
+    codes = [code for code in range(0x21, 0x7F) if chr(code) not in excluded]
+    ranges: list[tuple[int, int]] = []
+    for code in codes:
+        if ranges and ranges[-1][1] == code - 1:
+            ranges[-1] = (ranges[-1][0], code)
+        else:
+            ranges.append((code, code))
+    return "".join(
+        f"\\x{low:02x}" if low == high else f"\\x{low:02x}-\\x{high:02x}" for low, high in ranges
+    )
+
+
+def _page_url() -> str:
+    """Exactly the URLs `domains.rules.normalize_page_url` takes, as Python's `urlsplit` reads
+    them: trimmed, 1 to 2,048 printable ASCII characters, scheme `http`/`https` in any case,
+    `//`, then a network location whose host is not empty and whose port, if any, is 0-65535.
+
+    The location is cut at the first `/`, `?` or `#`; its host follows the last `@`. `urlsplit`
+    also refuses a location with only one of `[` and `]`, and one whose first `[…]` is not an
+    IPv6 address (with a zone) or an IPvFuture; that check reads the whole location, user
+    part included, so it is a second condition on the same text, written as a lookahead. A
+    simpler alternative comes first (no brackets at all): a generator that draws from the
+    pattern finds most values there, without the lookahead's filtering."""
+    any_char, location = _printable(), _printable("/?#")
+
+    def location_but(excluded: str) -> str:
+        return f"[{_printable('/?#' + excluded)}]"
+
+    h16 = "[0-9A-Fa-f]{1,4}"
+    octet = "(?:25[0-5]|2[0-4][0-9]|1[0-9]{2}|[1-9]?[0-9])"
+    ls32 = f"(?:{h16}:{h16}|{octet}(?:\\.{octet}){{3}})"
+    ipv6 = (
+        "(?:"
+        + "|".join(
+            [
+                f"(?:{h16}:){{6}}{ls32}",
+                f"::(?:{h16}:){{5}}{ls32}",
+                f"(?:{h16})?::(?:{h16}:){{4}}{ls32}",
+                f"(?:(?:{h16}:){{0,1}}{h16})?::(?:{h16}:){{3}}{ls32}",
+                f"(?:(?:{h16}:){{0,2}}{h16})?::(?:{h16}:){{2}}{ls32}",
+                f"(?:(?:{h16}:){{0,3}}{h16})?::{h16}:{ls32}",
+                f"(?:(?:{h16}:){{0,4}}{h16})?::{ls32}",
+                f"(?:(?:{h16}:){{0,5}}{h16})?::{h16}",
+                f"(?:(?:{h16}:){{0,6}}{h16})?::",
+            ]
+        )
+        + ")"
+    )
+    bracketed = f"(?:{ipv6}(?:%{location_but('%]')}+)?|v[0-9A-Fa-f]+\\.{location_but(']')}+)"
+    port = (
+        "(?::(?:0*(?:6553[0-5]|655[0-2][0-9]|65[0-4][0-9]{2}|6[0-4][0-9]{3}|[1-5][0-9]{4}"
+        "|[0-9]{1,4}))?)?"
+    )
+    # The bracket rule over the whole location: no bracket at all, or a `]` somewhere and the
+    # first `[` opening a valid host that a `]` closes or the location's end ends.
+    brackets = (
+        f"(?:{location_but('[]')}*(?![{location}])|(?=[{location}]*\\])"
+        f"{location_but('[')}*\\[{bracketed}(?:\\]|(?![{location}])))"
+    )
+    # The host after the last `@`: up to a `:` and a port, or from its first `[` to the next
+    # `]` (or the end), then anything but `:` up to a `:` and a port.
+    host = (
+        f"(?:{location_but('[:@')}+{port}"
+        f"|{location_but('[@')}*\\[{location_but(']@')}+(?:\\]{location_but(':@')}*{port})?)"
+    )
+    plain = f"(?:{location_but('[]')}*@)?{location_but('[]:@')}+{port}"
+    general = f"(?!(?!{brackets}))(?:[{location}]*@)?{host}"
+    return (
+        f"(?![{any_char}]{{2049}})[Hh][Tt][Tt][Pp][Ss]?://(?:{plain}|{general})"
+        f"(?:[/?#][{any_char}]*)?"
+    )
+
+
+# An absolute http(s) URL exactly as the server takes it (`_page_url`), or nothing but spaces
+# (which clears the page). Its length is bounded inside the pattern (see above).
 FORM_PAGE_URL: dict[str, Any] = {
-    "pattern": f"^[{_SPACE}]*({_FORM_HTTP_URL})?[{_SPACE}]*$",
+    "pattern": f"^[{_SPACE}]*(?:{_page_url()})?[{_SPACE}]*$",
 }
