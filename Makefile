@@ -28,7 +28,7 @@ lint: install  ## ruff, mypy (strict on src/), and the generated sync client is 
 	$(BIN)/mypy
 	$(BIN)/python -m atrium.client._unasync --check
 
-bench: install  ## every benchmark (long: loads 1,000,000 rows; see README "Benchmarks")
+bench: install  ## every benchmark (long: loads 1,000,000 rows; figures in docs/benchmarks.md)
 	$(BIN)/python bench/domains_bench.py
 	$(BIN)/python bench/analytics_bench.py
 	$(BIN)/python bench/agent_loop_bench.py
