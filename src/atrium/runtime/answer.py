@@ -3,8 +3,7 @@
 A run of an agent without tools and output schema, first in its thread and not resumed, is one
 model request whose text is the result. The agent graph around that request (its run context,
 capabilities, toolsets and instructions gathered in task groups, a task per node, the hooks)
-cost as much CPU as the request itself: 8.5-8.8 ms a run against 4.4-4.6 ms for the request
-alone (300 runs at once of a 20-chunk streamed answer, calibration 12.9-15.5 ms; docs/runs.md).
+costs as much CPU as the request itself (docs/decisions/0003-single-request-for-plain-answers.md).
 So such a run sends its request through pydantic-ai's direct API, through the same model
 (`StreamedText`: the text reaches the run's sink as it arrives). For a first prompt and its
 instructions that is the request an agent's first model request sends, byte for byte (the

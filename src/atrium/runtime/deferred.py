@@ -1,4 +1,5 @@
-"""Runs that wait for their caller (DESIGN §8), with pydantic-ai's deferred tools.
+"""Runs that wait for their caller (docs/design.md#requires-action), with pydantic-ai's
+deferred tools.
 
 - A function tool (`{"type": "function"}`) is an `ExternalToolset` tool: when the model calls
   it, pydantic-ai ends the agent run with `DeferredToolRequests.calls`.
@@ -37,7 +38,7 @@ _META_NAME: Final = "name"
 
 
 def denial_text(reason: str | None) -> str:
-    """What the model reads for a denied call: "denied: <reason>" (DESIGN §8)."""
+    """What the model reads for a denied call: "denied: <reason>", or "denied"."""
     reason = (reason or "").strip()
     return f"denied: {reason}" if reason else "denied"
 

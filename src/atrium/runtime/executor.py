@@ -103,8 +103,9 @@ class Runtime:
         self.models = ModelRegistry(settings)
         self.mcp = McpServers.of(settings)
         # One agent for every run: its model (`StreamedText` over the registry's, which bounds
-        # what it holds: issue 15), tools and output type are given per run (`iter(model=…,
-        # toolsets=…, output_type=…)`), so nothing here grows with the names keys use.
+        # what it holds: docs/decisions/0019-bounded-model-cache.md), tools and output type are
+        # given per run (`iter(model=…, toolsets=…, output_type=…)`), so nothing here grows
+        # with the names keys use.
         self._agent = Agent[RunDeps, str](deps_type=RunDeps, output_type=str, name="atrium")
 
     async def aclose(self) -> None:

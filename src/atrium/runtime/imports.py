@@ -1,5 +1,5 @@
-"""Libraries a run imports the first time it needs them, off the event loop (docs/deploy.md,
-"Start-up").
+"""Libraries a run imports the first time it needs them, off the event loop
+(docs/decisions/0015-imports-on-first-use.md).
 
 A process imports a provider's SDK when it builds its first model of that provider, and the MCP
 libraries for its first run with an MCP server, not at start. Such an import is 1 to 2.6 s of CPU

@@ -1,4 +1,4 @@
-"""Remote MCP servers as pydantic-ai toolsets, built for each run (DESIGN §8).
+"""Remote MCP servers as pydantic-ai toolsets, built for each run (docs/design.md#tools).
 
 Each `{"type": "mcp", …}` tool of an agent becomes pydantic-ai's `MCPToolset` over streamable
 HTTP, filtered to its `allowed_tools` and prefixed with its label (the model sees

@@ -1,9 +1,9 @@
-"""The MCP servers of runs (DESIGN §8): what builds each run's MCP toolsets, holding the tool
-lists they share (`runtime/mcp_tool_lists.py`). The toolsets
-themselves (`runtime/mcp.py`, over pydantic-ai's `MCPToolset`, the `mcp` SDK and fastmcp's
-client) are imported by the first run that has an MCP server: those libraries were 17% of
-`import atrium.app`, paid at every process's start by deployments whose agents use no MCP
-server too (docs/deploy.md, "Start-up").
+"""The MCP servers of runs (docs/design.md#tools): what builds each run's MCP toolsets,
+holding the tool lists they share (`runtime/mcp_tool_lists.py`). The toolsets themselves
+(`runtime/mcp.py`, over pydantic-ai's `MCPToolset`, the `mcp` SDK and fastmcp's client) are
+imported by the first run that has an MCP server: those libraries are 17% of
+`import atrium.app`, which every process would pay at start, whether its agents use MCP or not
+(docs/decisions/0015-imports-on-first-use.md).
 """
 
 from __future__ import annotations
@@ -60,9 +60,9 @@ class McpServers:
                 headers = self._headers(tool)
                 # Redirects are not followed: a server could point a run at an address the
                 # outbound rule refuses. Headers travel on the client (pydantic-ai takes them
-                # or a client, not both), which is where a pinned client will carry them too.
-                # The pinned client checks every address the name resolves to and connects
-                # to the one it checked (DESIGN §9), as webhook deliveries do.
+                # or a client, not both). The pinned client checks every address the name
+                # resolves to and connects to the one it checked, as webhook deliveries do
+                # (docs/design.md#outbound).
                 http = await clients.enter_async_context(
                     outbound_client(
                         settings,

@@ -1,4 +1,4 @@
-"""The MCP servers' tool lists that later runs reuse (DESIGN §8), for
+"""The MCP servers' tool lists that later runs reuse (docs/design.md#tools), for
 `mcp_tools_cache_seconds`, keyed by URL and headers: a busy agent does not list its server's
 tools before every run. Apart from `runtime/mcp.py` (which fills it) and `mcp_servers.py`
 (which holds it), so neither imports the other for it, and holding it imports no MCP library.

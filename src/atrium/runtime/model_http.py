@@ -1,12 +1,12 @@
 """The HTTP client under the SDK client of `openai-compatible:` models: the OpenAI SDK's own
 aiohttp transport (`openai[aiohttp]`, `DefaultAioHttpClient`) instead of its default httpx2 one.
 
-Under `bench/streaming_bench.py` (issue 20) the default client was 28% of the server's CPU:
+With a thousand runs streaming at once the default client is a fifth of the server's CPU:
 httpcore2's pool scans every connection on each request start and each response close (probing
 each idle socket for readability), h11 parses and validates in Python, and every read passes
 anyio's cancel scopes and task groups. aiohttp parses in C and keeps idle connections in a deque
 per host. The SDK's requests, retries, timeouts and errors are the same: the transport sits under
-httpx2's client (docs/runs.md, "model HTTP client").
+httpx2's client (docs/decisions/0009-aiohttp-under-the-openai-sdk.md).
 
 One difference is undone here: the SDK's copy of the transport maps every aiohttp connection
 error, a refused connection or a server hanging up included, to httpx2's `ConnectTimeout`, so the

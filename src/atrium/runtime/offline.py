@@ -1,5 +1,5 @@
 """`atrium:offline`: a deterministic model that needs no network, so a fresh install just works
-and every feature runs without a provider (DESIGN §8).
+and every feature runs without a provider (docs/design.md#offline-model).
 
 It drives the real agent loop through pydantic-ai's `FunctionModel` and follows a script in the
 prompt:

@@ -1,16 +1,17 @@
 """The OpenAI SDK client of `openai-compatible:` models, with a leaner streamed chat completion.
 
-Under `bench/streaming_bench.py` (issue 20) the SDK was a sixth of the server's CPU, in three
-places this client cuts, keeping the SDK's request building, auth, retries and errors:
+With many runs streaming at once the SDK is a large share of the server's CPU, in three places
+this client cuts, keeping the SDK's request building, auth, retries and errors
+(docs/decisions/0008-lean-openai-compatible-client.md):
 - *Each chunk's build.* The SDK builds every streamed chunk with its own pure-Python
-  `construct_type` unless its strict validation is on: 67 µs a chunk here, against 3.4 µs for
-  pydantic-core's validation of the same dict (calibration 12 ms). Strict mode would refuse the
-  slightly malformed chunks some OpenAI-compatible servers send, so chunks are validated first
-  and one that does not validate is built the SDK's loose way, as before.
+  `construct_type` unless its strict validation is on, about twenty times the cost of
+  pydantic-core's validation of the same dict. Strict mode would refuse the slightly malformed
+  chunks some OpenAI-compatible servers send, so chunks are validated first and one that does
+  not validate is built the SDK's loose way.
 - *The request body's transform.* `chat.completions.create` walks the whole body (every message
   of the history, every tool schema) against its TypedDicts to rename aliased keys and drop
-  omitted values: 4% of the server's CPU. The chat-completion parameters have no aliased keys
-  and pydantic-ai hands over plain JSON values, so a streamed create only drops the omitted ones.
+  omitted values. The chat-completion parameters have no aliased keys and pydantic-ai hands
+  over plain JSON values, so a streamed create only drops the omitted ones.
 - *The SSE decoding.* The SDK's decoder parses each line in Python and `json.loads` each event
   before the chunk is built; `_ChunkStream` splits the bytes into events and validates each
   chunk from its JSON text in one pydantic-core call.
@@ -18,8 +19,9 @@ Non-streamed creates (and everything else) go through the SDK unchanged.
 
 A streamed answer's text chunks are also *coalesced* over a window (`coalesce_ms`,
 `ATRIUM_STREAM_COALESCE_MS`): each chunk pydantic-ai sees passes about ten async-generator
-layers of its stream handling, the largest per-chunk cost of a run (docs/runs.md, sixth pass),
-and a model streaming a chunk every 100 ms gave it twenty for a 2 s answer. See `coalesced`.
+layers of its stream handling, the largest per-chunk cost of a run, and a model streaming a
+chunk every 100 ms gives it twenty for a 2 s answer. See `coalesced` and
+docs/decisions/0010-stream-coalescing-window.md.
 """
 
 from __future__ import annotations
