@@ -5,15 +5,19 @@ from __future__ import annotations
 
 import re
 import subprocess
+import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from atrium.client import Client
 from atrium.client._view import ToolLines
-from atrium.client.models import RunRequiresAction, ToolReturned, parse_event
+from atrium.client.models import RunRequiresAction, ToolCalled, ToolReturned, parse_event
 from tests.client.conftest import Server
-from tests.processes import run_atrium
+from tests.processes import free_port, listening, run_atrium
+
+MCP_ECHO = Path(__file__).parents[2] / "bench" / "mcp_echo.py"
 
 LOOKUP = {
     "type": "function",
@@ -137,3 +141,47 @@ def test_a_denied_approval_is_named_as_the_model_sees_it() -> None:
     lines = ToolLines()
     lines.expect(waiting.required_action)
     assert str(lines.line(denied)) == "✗ glossary_add failed: denied: not today"
+
+
+@pytest.fixture(scope="module")
+def mcp_echo(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """A real MCP server (one tool, `echo`) in a process of its own; its URL."""
+    port = free_port()
+    log = tmp_path_factory.mktemp("mcp-echo") / "mcp_echo.log"
+    with listening([sys.executable, str(MCP_ECHO), str(port)], port, log):
+        yield f"http://127.0.0.1:{port}/mcp"
+
+
+def test_a_waiting_approval_and_its_denial_name_the_tool_as_the_model_sees_it(
+    user: Server, atrium: Client, mcp_echo: str
+) -> None:
+    docs = {"type": "mcp", "server_label": "docs", "server_url": mcp_echo}
+    agent = atrium.agents.create(
+        "careful", config={"tools": [{**docs, "require_approval": "always"}]}
+    )
+    run = atrium.runs.create('call docs_echo {"text": "rm -rf"}', agent_id=agent.agent_id)
+    waiting = atrium.runs.wait(run.run_id, timeout=30)
+    assert waiting.waiting and waiting.required_action is not None
+    [call] = waiting.required_action.tool_calls
+    expires = f"until {waiting.required_action.expires_at:%Y-%m-%d %H:%M} UTC"
+
+    shown = _atrium(user, "runs", "get", run.run_id)
+    assert shown.returncode == 0, shown.stderr
+    assert "requires_action" in shown.stdout and expires in shown.stdout
+    assert f'approval  docs_echo (MCP server docs) {{"text": "rm -rf"}}  {call.id}' in shown.stdout
+    assert f"Answer it: atrium runs act {run.run_id}" in shown.stdout
+    assert f"atrium runs act {run.run_id} --approve {call.id}; refuse: --deny {call.id}" in (
+        shown.stdout
+    )
+
+    denied = _atrium(user, "runs", "act", run.run_id, "--deny", call.id, "--reason", "not today")
+    assert denied.returncode == 0, denied.stderr
+    followed = _atrium(user, "runs", "follow", run.run_id)
+    assert followed.returncode == 0, followed.stderr
+    assert "✗ docs_echo failed: denied: not today" in followed.stderr
+    assert "docs_echo failed: denied: not today" in followed.stdout  # what the model read
+    # The event names its server too, as its call's would have: a denied call has none.
+    events = atrium.runs.events(run.run_id)
+    assert not [event for event in events if isinstance(event, ToolCalled)]
+    [returned] = [event for event in events if isinstance(event, ToolReturned)]
+    assert (returned.name, returned.server_label, returned.is_error) == ("echo", "docs", True)

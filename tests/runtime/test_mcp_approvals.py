@@ -107,6 +107,8 @@ async def test_a_denied_call_never_reaches_the_server(
     assert not [e for e in events if e["event"] == "tool.called"]
     [returned] = [e["data"] for e in events if e["event"] == "tool.returned"]
     assert (returned["output"], returned["is_error"]) == ("denied: not on a Friday", True)
+    # Named as in the call it answers, which the model saw as docs_echo.
+    assert (returned["name"], returned["server_label"]) == ("echo", "docs")
 
 
 async def test_a_function_tool_round_trip_over_the_wire(

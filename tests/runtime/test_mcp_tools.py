@@ -122,9 +122,9 @@ async def test_the_offline_script_calls_mcp_tools_and_quotes_their_output(
         ("echo", "docs", {"text": "hi there"}),
         ("add", "docs", {"a": 2, "b": 40}),
     ]
-    assert [(r["name"], r["output"], r["is_error"]) for r in returned] == [
-        ("echo", "echo: hi there", False),
-        ("add", "42", False),
+    assert [(r["name"], r["server_label"], r["output"], r["is_error"]) for r in returned] == [
+        ("echo", "docs", "echo: hi there", False),
+        ("add", "docs", "42", False),
     ]
     assert [c["tool_call_id"] for c in called] == [r["tool_call_id"] for r in returned]
     assert SECRET not in json.dumps(events) and SECRET not in json.dumps(done)
@@ -154,7 +154,11 @@ async def test_built_in_tool_calls_are_events_and_billed_too(
         ("read_artifact", None),
         ("read_artifact", None),
     ]
-    assert [r["is_error"] for r in returned] == [False, False, True]
+    assert [(r["server_label"], r["is_error"]) for r in returned] == [
+        (None, False),
+        (None, False),
+        (None, True),
+    ]
     assert returned[1]["output"] == "alpha"
 
 

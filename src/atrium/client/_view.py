@@ -201,8 +201,9 @@ def _abbreviated(text: str, width: int = TOOL_SHOWN_CHARS) -> str:
 class ToolLines:
     """One line per tool event, as the model sees the tool (`docs_search`):
     `→ docs_search {"q": "leases"}` when called, `← docs_search: …` when it returned, `✗ …`
-    when it failed. `tool.returned` carries no server label: its call's (same id) gives it, or
-    the pending call of the wait it answered (a denied approval is never called)."""
+    when it failed. Both events carry the server label; events stored by an older server have
+    none on `tool.returned`, and then its call's (same id) gives it, or the pending call of the
+    wait it answered (a denied approval is never called)."""
 
     def __init__(self) -> None:
         self._labels: dict[str, str] = {}
@@ -215,7 +216,7 @@ class ToolLines:
                 self._labels[call.id] = call.server_label
 
     def name(self, event: ToolCalled | ToolReturned) -> str:
-        if isinstance(event, ToolCalled) and event.server_label:
+        if event.server_label:
             self._labels[event.tool_call_id] = event.server_label
         label = self._labels.get(event.tool_call_id)
         return f"{label}_{event.name}" if label else event.name

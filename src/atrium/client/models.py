@@ -349,6 +349,7 @@ class ToolReturned(RunEvent):
     kind = "tool.returned"
     tool_call_id: str
     name: str
+    server_label: str | None = None
     output: str = ""
     is_error: bool = False
 

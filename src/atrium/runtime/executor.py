@@ -356,11 +356,12 @@ def _announce_answers(log: ToolCallLog, resume: Resume) -> None:
     """`tool.returned` of each call the caller answered without the run executing anything:
     function outputs and denials (an approved call is reported when it is made)."""
     for call in resume.tool_calls:
-        call_id, name = call["id"], call["name"]
+        call_id, name, label = call["id"], call["name"], call.get("server_label")
         if call_id in resume.outputs:
-            log.returned(call_id, name, resume.outputs[call_id], is_error=False)
+            log.returned(call_id, name, label, resume.outputs[call_id], is_error=False)
         elif call_id in resume.approvals and not resume.approvals[call_id][0]:
-            log.returned(call_id, name, denial_text(resume.approvals[call_id][1]), is_error=True)
+            denial = denial_text(resume.approvals[call_id][1])
+            log.returned(call_id, name, label, denial, is_error=True)
 
 
 def _emit_tool_event(sink: RunSink, event: object) -> None:

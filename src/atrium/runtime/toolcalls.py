@@ -1,9 +1,10 @@
 """Every tool call of a run, built-in or remote: its events and its count.
 
 `tool.called` `{tool_call_id, name, server_label, arguments}` goes out when a tool is called,
-`tool.returned` `{tool_call_id, name, output, is_error}` when it answers, fails, or asks the
-model to retry; `name` is the tool's own name (`search`, not the `docs_search` the model
-sees), `server_label` its MCP server's label or null. Billing's `tool_calls` is the number of
+`tool.returned` `{tool_call_id, name, server_label, output, is_error}` when it answers, fails,
+or asks the model to retry; `name` is the tool's own name (`search`, not the `docs_search` the
+model sees), `server_label` its MCP server's label or null. Both carry the label, so either
+names the tool as the model sees it: a denied approval's `tool.returned` has no call before it. Billing's `tool_calls` is the number of
 `tool.called` events: every call counts, failed ones too.
 """
 
@@ -61,12 +62,21 @@ class ToolCallLog:
             },
         )
 
-    def returned(self, call_id: str, name: str, output: object, *, is_error: bool) -> None:
+    def returned(
+        self,
+        call_id: str,
+        name: str,
+        server_label: str | None,
+        output: object,
+        *,
+        is_error: bool,
+    ) -> None:
         self.sink.emit(
             EventKind.TOOL_RETURNED,
             {
                 "tool_call_id": call_id,
                 "name": name,
+                "server_label": server_label,
                 "output": shown_output(output),
                 "is_error": is_error,
             },
@@ -93,9 +103,9 @@ class ObservedToolset(WrapperToolset[RunDeps]):
         try:
             output = await super().call_tool(name, tool_args, ctx, tool)
         except (ModelRetry, ToolFailure) as exc:
-            log.returned(call_id, name, str(exc), is_error=True)
+            log.returned(call_id, name, self.server_label, str(exc), is_error=True)
             raise
-        log.returned(call_id, name, output, is_error=False)
+        log.returned(call_id, name, self.server_label, output, is_error=False)
         return output
 
 

@@ -80,8 +80,17 @@ def show_wait(run: Run, console: Console) -> None:
         f"[bold yellow]It waits for you[/] [dim](until {action.expires_at:%Y-%m-%d %H:%M} UTC)[/]"
     )
     for call in action.tool_calls:
+        console.print(f"  [dim]{call.kind}[/]", end="")
         _print_call(console, call)
-    console.print(f"[dim]Answer it: atrium runs act {run.run_id}[/]")
+    console.print(f"[dim]Answer it: atrium runs act {run.run_id}  (asks about each call)[/]")
+    # The same without questions, for a script: an option per call.
+    options = " ".join(
+        f"--approve {call.id}" if call.kind == "approval" else f"--output {call.id}=TEXT"
+        for call in action.tool_calls
+    )
+    approval = next((call for call in action.tool_calls if call.kind == "approval"), None)
+    refuse = f"; refuse: --deny {approval.id} --reason TEXT" if approval else ""
+    console.print(f"[dim]   at once: atrium runs act {run.run_id} {escape(options + refuse)}[/]")
 
 
 def _ask(prompt: str, *, default: str | None = None) -> str:
