@@ -125,7 +125,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     # (60-75 µs of CPU to reach the last group, 6 µs the first): the runs, which clients poll
     # and stream, come first, then the domain and space CRUD, then the agent definitions and
     # the rest, written and read far less often. No two groups share a path, so the order
-    # changes nothing else (but the order of the OpenAPI document's paths).
+    # changes nothing else (but the order of the OpenAPI document's paths;
+    # docs/decisions/0030-routers-in-order-of-traffic.md).
     app.include_router(health_router)
     app.include_router(runs_router, prefix=RUNS.prefix)
     app.include_router(domains_router, prefix=DOMAINS.prefix)

@@ -56,30 +56,27 @@ OLD_COLLECTIONS = 2
 def tune_gc() -> None:
     """Fewer, cheaper garbage collections in the long-running processes, in bounded piles.
 
-    Measured with `bench/runs_bench.py` (1,000 streams): CPython's default thresholds
-    (700, 10, 10) made 1,700 collections in the streams phase, 1.4 s of the server's CPU, and
-    full collections of the ~230 MB heap stopped the event loop for 110-225 ms each: they were
-    the whole tail of the event lag (p99 230-307 ms; 107 ms with this). Freezing moves what
-    start-up allocated (modules, models, the app) out of every later collection.
+    With CPython's default thresholds (700, 10, 10), full collections of a server's ~230 MB
+    heap stop the event loop for 110-225 ms each: the whole tail of the event lag under a
+    thousand streams. Freezing moves what start-up allocated (modules, models, the app) out of
+    every later collection.
 
     The young generation is collected every 10,000 net allocations, the middle one every 20 of
-    those. A request leaves cyclic garbage (≈ 3 KB), which waits for the collection of its
-    generation: with the young one collected every 50,000 allocations the pile swung by 6 MB,
-    and each swing reached memory the one before had not, so the RSS of a server under steady
-    load rose for hours (`bench/soak.py`, docs/runs.md); with 5,000 the swing was ≈ 0.5 MB,
-    with 10,000 ≈ 1 MB, and side by side in a 25-minute soak the two rose alike (+3.8 and
-    +3.9 MB/h). 10,000 collects less often in a burst of runs (the collector's CPU there, by
-    `gc.callbacks`: 2.2-2.9 s -> 1.7-1.8 s of ~11-16 s; docs/runs.md).
+    those. A request leaves cyclic garbage, which waits for the collection of its generation:
+    collected too rarely, the pile swings by megabytes, each swing reaches memory the one
+    before had not, and the RSS of a server under steady load rises for hours; 10,000 keeps the
+    swing near 1 MB (`tests/test_gc_tuning.py` bounds it) and costs the collector less CPU in a
+    burst of runs than 5,000.
 
     Garbage that was still in use at a middle collection (a request, a run in flight) reaches
     the old generation and waits for a full collection. CPython makes one only when the
     objects that reached it since the last outnumber a quarter of those the last one left, a
     count it does not reset on `gc.freeze()`: with start-up's ~200,000 objects counted there,
-    no full collection came in an hour's soak and that garbage grew all along (≈ 10 objects a
-    second). The collection right after the freeze finds the old generation empty and so counts
+    no full collection would come for hours and that garbage would grow all along. The
+    collection right after the freeze finds the old generation empty and so counts
     only what the server itself keeps; the old generation (~40,000 objects, the frozen ones
     left out) is then collected when the quarter rule allows, at most every third middle
-    collection, a few milliseconds each.
+    collection, a few milliseconds each (docs/decisions/0011-garbage-collector-thresholds.md).
     """
     gc.freeze()
     gc.collect()

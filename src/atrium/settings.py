@@ -158,8 +158,8 @@ class Settings(BaseSettings):
         True, description="Run the in-process worker pool in `atrium serve` (--no-worker: off)."
     )
     # Runs spend their time waiting on a model that streams for seconds: a run in flight costs
-    # about 0.1 MB and no CPU while it waits, so the default is sized for a thousand at once.
-    # With 32, 1,000 runs of a 2 s model took 63 s and more of queueing (issue 20).
+    # about 0.1 MB and no CPU while it waits, so the default is sized for a thousand at once
+    # (docs/decisions/0017-worker-concurrency-and-stream-caps.md).
     worker_concurrency: int = Field(
         1000, ge=1, description="Runs one worker executes at once (they mostly wait on models)."
     )

@@ -1,1 +1,1 @@
-"""Agents: named model configurations that runs execute (DESIGN §5)."""
+"""Agents: named model configurations that runs execute (docs/design.md#agents)."""

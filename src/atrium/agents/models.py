@@ -1,6 +1,7 @@
 """Is a `config.model` usable on this deployment? Asked when an agent is created or its model
 changed, and for a run's own `config.model`, so that a typo or a missing key is a 400 naming
-what is missing, not a run that fails later with the provider library's advice (issue 19).
+what is missing, not a run that fails later with the provider library's advice
+(docs/design.md#models).
 
 The runtime (`runtime/models.py`) builds the models this module accepts, and gives the same
 sentences for a stored model that has become unusable (a key removed since).

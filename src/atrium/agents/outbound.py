@@ -1,4 +1,4 @@
-"""MCP server URLs obey the outbound-target rule of webhooks (DESIGN §9).
+"""MCP server URLs obey the outbound-target rule of webhooks (docs/design.md#outbound).
 
 The one place where agents' tools meet that rule when an agent is written. Connections are
 checked again, address by address, by the pinned client of `kit.outbound` that every MCP

@@ -1,4 +1,4 @@
-"""`config.tools` (DESIGN §8): built-in tools by name, remote MCP servers, caller-run functions.
+"""`config.tools` (docs/design.md#tools): built-in tools, remote MCP servers, caller-run functions.
 
 Every problem with the list is a 400 on `config.tools` whose message names the entry
 (`tools[1].server_label …`), so a client sees which of its tools is wrong. Header values are

@@ -115,9 +115,9 @@ async def key_still_valid(db: Database, *, key_id: int) -> bool:
     """Whether a key that authenticated earlier is still valid (not revoked, not deleted).
 
     What a long-lived request (an event stream) re-checks: one primary-key read, with no hash
-    to compute and no account to join. Measured per check (calibration 13 ms): 16 µs of CPU on
-    SQLite, 0.55 ms on PostgreSQL (the pooled async connection is most of it); 1,000 streams
-    re-checking every 5 s cost 0.3 % and 11 % of a core.
+    to compute and no account to join: 1,000 streams re-checking every 5 s cost 11% of a core
+    on PostgreSQL, where the pooled async connection is most of a check
+    (docs/decisions/0032-streams-recheck-their-key.md).
     """
     return await db.point_read(functools.partial(repository.key_is_active, key_id=key_id))
 

@@ -58,8 +58,9 @@ def _rollback_if_in_transaction(dbapi_connection: Any, _record: Any, state: Any)
 
     `sqlite3`'s rollback does nothing then, but aiosqlite hands even that to its thread and
     back; and the connection of `Database.write_sync`'s write token, checked out and returned
-    with no statement run, came back that way after every batch of writes (0.9% of the
-    server's samples in the streaming bench, on the event loop alone). `in_transaction` is
+    with no statement run, comes back that way after every batch of writes (0.9% of the
+    server's samples in a streaming burst, on the event loop alone;
+    docs/decisions/0007-three-ways-to-the-database.md). `in_transaction` is
     sqlite3's own flag, read without the thread. Otherwise as the pool's own rollback on
     return: not for a connection `Connection.close` already rolled back, nor where the pool
     may not await (`asyncio_safe` false: a connection collected outside the event loop).
@@ -95,7 +96,8 @@ def _configure_sqlite(
         # limit, a page cache recycles its least recently used page rather than allocate
         # another: a WAL reader drops its cache whenever another connection has committed and
         # refilled it, chunk by chunk, between its thread's other allocations; the free space
-        # left between them grew the heaps for hours (docs/runs.md, memory under steady load).
+        # left between them grew the heaps for hours
+        # (docs/decisions/0001-sqlite-soft-heap-limit.md).
         cursor.execute(f"PRAGMA soft_heap_limit={int(settings.sqlite_soft_heap_limit_bytes)}")
         cursor.close()
 
@@ -142,9 +144,9 @@ class Database:
         # asyncpg's pool ping runs in a transaction of its own unless the connection is in
         # autocommit (BEGIN, the ping, ROLLBACK), and a statement on the main pool runs in one
         # too: six round trips for one read, three of them the ping's. Here two (the ping and
-        # the SELECT), and 40% less CPU per read (measured: 540-620 -> 310-380 us). A single
-        # statement needs no transaction: as SQLite's point reader, it reads the latest
-        # committed state on its own (READ COMMITTED takes a snapshot per statement anyway).
+        # the SELECT), and 40% less CPU per read. A single statement needs no transaction: as
+        # SQLite's point reader, it reads the latest committed state on its own (READ COMMITTED
+        # takes a snapshot per statement anyway; docs/decisions/0007-three-ways-to-the-database.md).
         self.point_engine = (
             None
             if self.sqlite

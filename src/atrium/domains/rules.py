@@ -1,4 +1,5 @@
-"""Validation of domain fields (DESIGN §4): the name normalisation and the page URLs."""
+"""Validation of domain fields (docs/design.md#domains): the name normalisation and the page
+URLs."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Wire shapes of the domains API, phpShort's (DESIGN §4)."""
+"""Wire shapes of the domains API, phpShort's (docs/design.md#domains)."""
 
 from __future__ import annotations
 

@@ -7,8 +7,8 @@ Two ways to find the candidates (`repository.list_page` picks one by the account
 - `own_candidates`: a scan of the account's own rows only (its covering index), so the time
   depends on nothing but the caller's data. Used for accounts of up to
   `ATRIUM_DOMAIN_SEARCH_SCAN_MAX_ROWS` domains: a search must not tell one account whether
-  *another* holds names containing a term (issue 15.5: the global index probe below read the
-  other accounts' hits and took measurably longer when there were some).
+  *another* holds names containing a term (the shared index below reads the other accounts'
+  hits and takes measurably longer when there are some: docs/decisions/0021-domain-search.md).
 - `candidates`: the substring index, for large accounts where a scan would be slow. SQLite: the
   FTS5 trigram table `domains_fts` (a term shorter than three characters has no trigram and is
   scanned). PostgreSQL: `LIKE` over the `pg_trgm` GIN index, chosen (or not) by the planner.

@@ -123,7 +123,8 @@ async def list_domains(
     session: AsyncSession, *, account_id: int, params: ListParams, scan_max_rows: int
 ) -> tuple[list[Domain], int]:
     """A page and its total; searches of accounts of up to `scan_max_rows` domains read only the
-    account's own rows (`ATRIUM_DOMAIN_SEARCH_SCAN_MAX_ROWS`, docs/domains.md)."""
+    account's own rows (`ATRIUM_DOMAIN_SEARCH_SCAN_MAX_ROWS`,
+    docs/decisions/0021-domain-search.md)."""
     return await repository.list_page(
         session, account_id=account_id, params=params, scan_max_rows=scan_max_rows
     )

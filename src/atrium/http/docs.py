@@ -2,10 +2,11 @@
 
 FastAPI's own `/docs` page loads Swagger UI's script and stylesheet from a CDN and its icon from
 FastAPI's site: it stays blank without Internet access, and it runs a third party's script on
-the dashboard's origin, where the API keys are typed (outside security review, issue 15). Here
-the files come from `swagger-ui-bundle-v2` (the Swagger UI distribution on PyPI, pinned), and a
+the dashboard's origin, where the API keys are typed. Here the files come from
+`swagger-ui-bundle-v2` (the Swagger UI distribution on PyPI, pinned), and a
 Content-Security-Policy keeps the page to its own origin: its one inline script (the
-configuration FastAPI writes) is allowed by its hash, nothing else inline.
+configuration FastAPI writes) is allowed by its hash, nothing else inline
+(docs/decisions/0029-swagger-ui-from-the-package.md).
 """
 
 from __future__ import annotations

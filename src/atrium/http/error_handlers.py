@@ -1,4 +1,5 @@
-"""The one place where errors become HTTP responses (DESIGN §3): ours and the framework's."""
+"""The one place where errors become HTTP responses (docs/design.md#errors): ours and the
+framework's."""
 
 from __future__ import annotations
 

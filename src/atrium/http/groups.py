@@ -1,4 +1,5 @@
-"""The three API groups of SPEC: their path prefixes and the body format each takes."""
+"""The three API groups: their path prefixes and the body format each takes
+(docs/design.md#groups)."""
 
 from __future__ import annotations
 

@@ -1,8 +1,8 @@
 """The OpenAPI document describes what the API really sends.
 
-FastAPI documents a 422 validation body that atrium never sends (DESIGN §3 maps validation to
-400). Here every operation of an API group documents the one error body for its error statuses,
-the Bearer scheme, and the `X-RateLimit-*` headers on every response.
+FastAPI documents a 422 validation body that atrium never sends (validation errors are 400s:
+docs/design.md#errors). Here every operation of an API group documents the one error body for
+its error statuses, the Bearer scheme, and the `X-RateLimit-*` headers on every response.
 """
 
 from __future__ import annotations
@@ -63,7 +63,8 @@ _GROUP_ERRORS = {
     "404": "Unknown id, another account's id, or unknown path (`NOT_FOUND`).",
     "429": "Rate limit exceeded (`RATE_LIMITED`); see `Retry-After`.",
 }
-# The gateway judges the body headers of every POST, PUT and PATCH before routing (DESIGN §3).
+# The gateway judges the body headers of every POST, PUT and PATCH before routing
+# (docs/design.md#rate-limits).
 _BODY_METHODS = frozenset({"post", "put", "patch"})
 _BODY_ERRORS = {
     "413": "Request body larger than `ATRIUM_MAX_BODY_BYTES` (`PAYLOAD_TOO_LARGE`).",

@@ -1,12 +1,12 @@
 """uvicorn's HTTP/1.1 protocol with a bound on the size of a request's head and on its read time.
 
 uvicorn bounds neither with its httptools parser (its h11 parser has a size bound only, and is
-slower). Measured before this (outside security review, issue 15): four connections each
-sending 50 MB of never-ending headers grew the process by 195 MB, since httptools keeps a
-header until it ends; a connection sending one header byte a second stayed open as long as it
-liked (71 s when the reviewer stopped), as did one that sent nothing. A subclass is the small
-way in: uvicorn passes every received chunk through `data_received` and reports the end of a
-head through the parser's `on_headers_complete` callback, which is all the bounds need.
+slower). Unbounded, four connections each sending 50 MB of never-ending headers grow the
+process by 195 MB, since httptools keeps a header until it ends, and a connection sending one
+header byte a second, or nothing, stays open as long as it likes
+(docs/decisions/0024-bounded-request-heads.md). A subclass is the small way in: uvicorn passes
+every received chunk through `data_received` and reports the end of a head through the
+parser's `on_headers_complete` callback, which is all the bounds need.
 
 - Size: the request line and headers may take `max_head_bytes`; the next byte is answered
   431 and the connection is closed. Exact for every request but pipelined ones, where the
@@ -17,8 +17,8 @@ head through the parser's `on_headers_complete` callback, which is all the bound
   uvicorn's keep-alive timeout); otherwise 408 and the connection is closed. The server's own
   lag never counts against a client: a head that arrived in time but was not read yet (uvloop
   runs due timers before it reads sockets, and a starved loop can lag past the timeout) is
-  read before the timer may refuse it. Before, 1,000 streams opened at once on a loaded 2-core
-  machine were answered 408 with their whole requests waiting in the socket (issue 20).
+  read before the timer may refuse it: otherwise 1,000 streams opened at once on a loaded
+  machine are answered 408 with their whole requests waiting in the socket.
 """
 
 from __future__ import annotations
@@ -98,7 +98,7 @@ class BoundedHttpToolsProtocol(HttpToolsProtocol):
         if not self._head_deadline_passed:
             # One more short wait, so the loop polls the sockets at least once before the
             # refusal: bytes that arrived in time are parsed first. (A timer of no delay is not
-            # enough: uvloop may run it as a ready callback, before this turn's poll.)
+            # enough: uvloop may run it as a ready callback, ahead of this turn's poll.)
             self._head_deadline_passed = True
             self._head_timer = self.loop.call_later(0.05, self._head_timed_out)
             return

@@ -5,11 +5,11 @@ its media type here rather than with `Form()` (which would reject JSON). Every f
 a `FieldValue`: text from forms, text/number/bool/null from JSON; services judge the types.
 Strings are trimmed, as Laravel's TrimStrings middleware does.
 
-Text is UTF-8 (DESIGN §4), raw or percent-encoded, with or without `charset=utf-8`: a
-form-urlencoded body is decoded here, because Starlette's parser reads raw bytes as Latin-1
-(`name=üüü` was stored as `Ã¼Ã¼Ã¼`). Bytes that are not UTF-8 are a 400 naming the field; a
-declared charset other than UTF-8 (or its subset US-ASCII) is a 415: nothing is ever stored
-re-encoded.
+Text is UTF-8 (docs/design.md#domains), raw or percent-encoded, with or without
+`charset=utf-8`: a form-urlencoded body is decoded here, because Starlette's parser reads raw
+bytes as Latin-1 (`name=üüü` would be stored as `Ã¼Ã¼Ã¼`). Bytes that are not UTF-8 are a
+400 naming the field; a declared charset other than UTF-8 (or its subset US-ASCII) is a 415:
+nothing is ever stored re-encoded.
 """
 
 from __future__ import annotations

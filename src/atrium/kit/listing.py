@@ -1,8 +1,9 @@
 """List parameters of phpShort-style lists: search, search_by, sort_by, sort, per_page, page.
 
-phpShort (Laravel) silently replaces unknown values with defaults; DESIGN §4 makes them a 400
-naming the parameter instead. Strings are trimmed and an empty `search` means "no search", as
-Laravel's TrimStrings and ConvertEmptyStringsToNull middleware do.
+phpShort (Laravel) silently replaces unknown values with defaults; atrium answers a 400
+naming the parameter instead, so a typo never passes unseen (docs/design.md#domains). Strings
+are trimmed and an empty `search` means "no search", as Laravel's TrimStrings and
+ConvertEmptyStringsToNull middleware do.
 """
 
 from __future__ import annotations
@@ -119,7 +120,8 @@ def parse_list_params(
     )
 
 
-# The query as the OpenAPI document states it: the values `parse_list_params` takes (issue 19.7).
+# The query as the OpenAPI document states it: the values `parse_list_params` takes, so that
+# generated clients and fuzzers send what the server accepts.
 # The Python type stays text so that every refusal is atrium's 400 naming the parameter.
 _Text = str | SkipJsonSchema[None]
 

@@ -3,10 +3,9 @@
 glibc returns memory to the system on its own only from the top of a heap: pages freed between
 live chunks stay resident. `malloc_trim(0)` releases every whole free page of every arena
 (`madvise(MADV_DONTNEED)`); the chunks stay free for reuse, and a page touched again costs one
-page fault. About 0.2 ms of CPU a call. Under the soak's steady load the free chunks are small
-(a few hundred bytes to a few KB between live ones), so it releases little there and did not
-lower the RSS slope (docs/runs.md, memory under steady load, fifth pass); it is for whatever
-leaves whole pages free.
+page fault. About 0.2 ms of CPU a call. Under steady load the free chunks are small (a few
+hundred bytes to a few KB between live ones), so it releases little there and does not lower
+the RSS slope; it is for whatever leaves whole pages free (docs/decisions/0012-malloc-trim.md).
 
 Only where the C library is glibc: elsewhere (musl, macOS) nothing starts.
 """

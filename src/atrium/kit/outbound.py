@@ -1,5 +1,5 @@
-"""Outbound requests (DESIGN §9): only to public addresses, each connection pinned to the
-address that was checked.
+"""Outbound requests (docs/design.md#outbound): only to public addresses, each connection
+pinned to the address that was checked.
 
 Two checks, one rule (`is_public`: `ipaddress`'s `is_global`, with the embedded IPv4 address of
 IPv4-mapped, 6to4 and NAT64 forms judged in its place, and multicast and site-local refused):
@@ -198,10 +198,11 @@ class PinnedBackend(httpcore.AsyncNetworkBackend):
 
 @functools.cache
 def _context(*, verify: bool) -> ssl.SSLContext:
-    """One TLS context per process and mode. Building one loads certifi's CA bundle: 28-40 ms
-    of CPU (1.3 calibrations) for each client, i.e. each start of the webhook sender and each
-    MCP server of every run. Sharing it is safe: httpcore only sets its ALPN protocols on each
-    connection, to the same value for every client here (HTTP/1.1 only)."""
+    """One TLS context per process and mode. Building one loads certifi's CA bundle, 28-40 ms
+    of CPU, which a context per client would spend at each start of the webhook sender and for
+    each MCP server of every run (docs/decisions/0018-one-tls-context-per-process.md). Sharing
+    it is safe: httpcore only sets its ALPN protocols on each connection, to the same value for
+    every client here (HTTP/1.1 only)."""
     return httpx.create_ssl_context(verify=verify, trust_env=False)
 
 

@@ -1,4 +1,5 @@
-"""phpShort's wire scaffolding, shared by the groups that speak it (domains, spaces; DESIGN §4).
+"""phpShort's wire scaffolding, shared by the groups that speak it (domains, spaces;
+docs/design.md#domains).
 
 - `Envelope[Out]`: show, store, update: `{"data": {...}, "status": 200}`. phpShort's resources
   always say 200 in the body, the store's HTTP 201 included.

@@ -1,5 +1,5 @@
 """JSON Schema fragments for the OpenAPI document: the rules the parsers enforce, stated so that
-generated clients and fuzzers send what the server takes (issue 19, item 7).
+generated clients and fuzzers send what the server takes.
 
 Patterns are written for both dialects that read them: ECMA 262 (JSON Schema validators) and
 Python's `re` (generators such as Hypothesis).

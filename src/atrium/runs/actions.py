@@ -1,4 +1,5 @@
-"""Rules of runs that wait for their caller (DESIGN §8): answering and cancelling them.
+"""Rules of runs that wait for their caller (docs/design.md#requires-action): answering and
+cancelling them.
 
 A run in `requires_action` holds no lease and no worker slot; the caller's answer re-queues it
 (`POST /agent/runs/{run_id}/actions`), and any worker resumes it from the database. The ways

@@ -96,7 +96,7 @@ async def create_run(
     out = presenters.view_out(settings, created.view)
     secret = created.view.run.webhook_secret
     if secret is not None:
-        out.webhook_secret = secret  # shown here only (docs/webhooks.md)
+        out.webhook_secret = secret  # shown here only (docs/design.md#webhooks)
     return out
 
 
@@ -138,7 +138,8 @@ async def get_run(
 ) -> RunOut:
     """The run; once finished also `result` (completed), `artifacts`, `billing` in credits, and
     `error` (failed)."""
-    # Point reads, no session: polling clients ask for this again and again (docs/runs.md).
+    # Point reads, no session: polling clients ask for this again and again
+    # (docs/decisions/0007-three-ways-to-the-database.md).
     view = await service.shown_run(db, account_id=principal.account_id, run_id=run_id)
     return presenters.view_out(settings, view)
 

@@ -47,10 +47,11 @@ def batched(session: Session) -> Iterator[None]:
 
     Around each of the write batcher's transactions: a streamed run inserts a row or two at
     each of its ~10 writes (its claim, every flush of its recorder, its end), and one INSERT
-    per write cost ≈ 14 µs of CPU per row against ≈ 5 µs in one executemany of 30 (measured on
-    SQLite). Nothing in those transactions reads events back. Should the insert fail, the
-    batch rolls back like any failed statement, and the batcher retries its operations one
-    transaction each, so the failure stays with the operation whose rows caused it.
+    per write costs about three times the CPU per row of one executemany of 30 on SQLite
+    (docs/decisions/0013-batched-checkpoints-and-event-inserts.md). Nothing in those
+    transactions reads events back. Should the insert fail, the batch rolls back like any
+    failed statement, and the batcher retries its operations one transaction each, so the
+    failure stays with the operation whose rows caused it.
     """
     rows: list[dict[str, Any]] = []
     session.info[_BATCHED] = rows

@@ -18,7 +18,7 @@ transaction committed: nobody is told about a state that then rolled back.
 
 The functions are synchronous steps of a transaction: the write batcher's (the hot path),
 `Database.write_sync`'s (recovery) or the request's session through `run_sync` (a cancel);
-docs/architecture.md says which caller uses which.
+docs/design.md#lifecycle says which caller uses which.
 """
 
 from __future__ import annotations

@@ -46,18 +46,19 @@ if TYPE_CHECKING:
 Shape = TypeVar("Shape", bound="DataclassInstance")
 
 # The hot statements use the tables, not the mapped classes: an ORM-enabled INSERT/UPDATE goes
-# through SQLAlchemy's bulk-persistence layer, which cost about 0.15 ms of CPU per statement
+# through SQLAlchemy's bulk-persistence layer, which costs about 0.15 ms of CPU per statement
 # more than the same Core statement (no ORM objects are involved either way). They run on the
-# session's connection (`session.connection().execute`), not `session.execute`: the session's
-# own layer (ORM execute hooks, autoflush of objects these transactions never add) cost 20-30 µs
-# per statement (~25% of one), about fifteen times per run (offline burst pass, docs/runs.md).
+# session's connection (`session.connection().execute`), not `session.execute`, whose own layer
+# (ORM execute hooks, autoflush of objects these transactions never add) adds a quarter to each
+# of the fifteen or so statements of a run
+# (docs/decisions/0005-core-statements-in-the-queue-repository.md).
 _RUNS = cast(Table, Run.__table__)
 _THREADS = cast(Table, Thread.__table__)
 _ENDPOINTS = cast(Table, WebhookEndpoint.__table__)
 
 # The statements of every run are built once, with bound parameters, and executed with each
-# run's values: building an UPDATE and computing its cache key cost several times more CPU than
-# executing it (1.3 vs 0.3 ms measured on SQLite), about a dozen times per run.
+# run's values: building an UPDATE and computing its cache key costs several times more CPU
+# than executing it on SQLite, and a run makes about a dozen.
 # The thread's completed runs other than this one: what its history is read from.
 _OTHER_COMPLETED_IN_THREAD = (
     _RUNS.c.thread_id == bindparam("b_thread_id"),
@@ -65,7 +66,8 @@ _OTHER_COMPLETED_IN_THREAD = (
     _RUNS.c.id != bindparam("b_run_id"),
 )
 # With whether the thread has a completed run besides this one: most runs start a thread of
-# their own, and their claim then skips the history read (a statement per run, issue 20).
+# their own, and their claim then skips the history read: a statement per run
+# (docs/decisions/0013-batched-checkpoints-and-event-inserts.md).
 # Bound parameters, not a correlated subquery: SQLAlchemy writes SQLite's RETURNING columns
 # without their table's name, and the subquery's own table would then shadow the outer one.
 _EARLIER_RUNS = select(_RUNS.c.id).where(*_OTHER_COMPLETED_IN_THREAD).exists()
@@ -93,7 +95,7 @@ _START_RUN = (
         started_at=func.coalesce(
             _RUNS.c.started_at, bindparam("b_now", type_=_RUNS.c.started_at.type)
         ),
-        # `attempts` on the right is the value before this update: 0 on the first attempt.
+        # `attempts` on the right is the row's value until this update: 0 on the first attempt.
         last_event_seq=_RUNS.c.last_event_seq + case((_RUNS.c.attempts > 0, 2), else_=1),
     )
     .returning(
@@ -366,8 +368,8 @@ def _checkpoints(session: Session, operations: Sequence[Checkpoint]) -> list[boo
 
 
 # At most this many runs per statement: past a few the CPU per run is flat (13-19 µs of CPU a
-# checkpoint at 16 to 160 runs, against 40-50 µs alone, measured on SQLite), and every size
-# more is a statement more to compile.
+# checkpoint from 16 runs on, docs/decisions/0013-batched-checkpoints-and-event-inserts.md),
+# and every size more is a statement more to compile.
 _CHECKPOINTS_AT_ONCE = 32
 _CHECKPOINT_COLUMNS = {
     "run_id": _RUNS.c.id,
@@ -516,8 +518,8 @@ def fail_expired(
 def thread_history(
     session: Session, *, thread_id: str, run_id: str, created_at: datetime
 ) -> list[list[Any]]:
-    """Stored messages of the thread's completed runs created before this one, oldest first.
-    Read by the claim, in the writer's transaction: no extra read session per run."""
+    """Stored messages of the thread's completed runs created earlier than this one, oldest
+    first. Read by the claim, in the writer's transaction: no extra read session per run."""
     rows = session.connection().scalars(
         _THREAD_HISTORY,
         {"b_thread_id": thread_id, "b_run_id": run_id, "b_created_at": created_at},

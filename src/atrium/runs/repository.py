@@ -19,8 +19,9 @@ from atrium.kit.cursor import Position, older_than
 from atrium.runs import event_repository
 
 # The tables, not the mapped classes: an ORM-enabled INSERT goes through SQLAlchemy's
-# bulk-persistence layer, which cost about 0.15 ms of CPU per statement more than the same Core
-# statement (no ORM objects are involved either way).
+# bulk-persistence layer, which costs about 0.15 ms of CPU per statement more than the same
+# Core statement (no ORM objects are involved either way;
+# docs/decisions/0005-core-statements-in-the-queue-repository.md).
 _RUNS = cast(Table, Run.__table__)
 _THREADS = cast(Table, Thread.__table__)
 _ARTIFACTS = cast(Table, Artifact.__table__)
@@ -47,9 +48,10 @@ _RUN_BY_IDEMPOTENCY_KEY = select(Run.id, Run.request_hash).where(
 
 # `GET /agent/runs/{run_id}`, what a polling client asks for again and again: the columns a
 # run's body shows and its artifacts' metadata, read by `run_with_artifacts` as point reads.
-# Through an async session the same two reads cost about 2.9 ms of server CPU per poll
-# (aiosqlite hands each statement to its thread and back). Named by what they leave out (the
-# run's conversation and configuration, which can be large, and the bookkeeping of the queue,
+# Through an async session the same two reads cost about twice the CPU per poll (aiosqlite
+# hands each statement to its thread and back;
+# docs/decisions/0007-three-ways-to-the-database.md). Named by what they leave out (the run's
+# conversation and configuration, which can be large, and the bookkeeping of the queue,
 # webhooks and idempotency, which no body shows), so a column added for the body is read too.
 _RUN_NOT_SHOWN = frozenset(
     {
@@ -123,7 +125,8 @@ def run_by_idempotency_key(
     """(id, request hash) of the account's run created with this Idempotency-Key: a point read
     (`Database.point_read`: the unique index on account and key finds at most one row). Every
     create with a key makes it, so it is built once and reads two columns: loading a `Run`
-    through a session here cost 2.4% of the server's CPU in the offline burst."""
+    through a session here costs ten times the CPU
+    (docs/decisions/0005-core-statements-in-the-queue-repository.md)."""
     row = conn.execute(_RUN_BY_IDEMPOTENCY_KEY, {"b_account_id": account_id, "b_key": key}).first()
     return None if row is None else (row.id, row.request_hash)
 

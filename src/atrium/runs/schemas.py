@@ -1,4 +1,4 @@
-"""Request and response bodies of the agent runs group (DESIGN §6)."""
+"""Request and response bodies of the agent runs group (docs/design.md#runs)."""
 
 from __future__ import annotations
 
@@ -13,8 +13,8 @@ from atrium.kit.wire_schemas import NOT_BLANK_WITHOUT_NUL, PUBLIC_URL
 
 
 class RunConfig(BaseModel):
-    """Settings of the agent's `config` that apply to this run only (DESIGN §8); keys left out
-    keep the agent's."""
+    """Settings of the agent's `config` that apply to this run only; keys left out keep the
+    agent's."""
 
     model_config = ConfigDict(extra="forbid", strict=True)
 

@@ -134,9 +134,9 @@ async def _replayed(
     """The run created earlier with this Idempotency-Key (a 409 if its body differed).
 
     The lookup is a point read on the event loop: every create with a key makes it, and 1,000
-    at once queued on the 8 connections of the async read pool (four thread hand-offs per
-    statement) until some waited past the pool's 60 s timeout (a 500, issue 20). Only a replay
-    opens a session, for the run's artifacts.
+    at once through the 8 connections of the async read pool (four thread hand-offs per
+    statement) would queue past the pool's 60 s timeout (docs/design.md#database-access). Only
+    a replay opens a session, for the run's artifacts.
     """
     existing = await db.point_read(
         functools.partial(repository.run_by_idempotency_key, account_id=account_id, key=key)

@@ -8,7 +8,8 @@ broker makes streams fast, never correct. No database session is held while wait
 A stream outlives the authentication of the request that opened it, so it asks again whether
 its key is still valid every `recheck_seconds`, waking for that even while the run is quiet: a
 revoked key's stream ends with an `error` frame (the one error body, `UNAUTHORIZED`) within
-that time, instead of following the run to its end (18 s and more before, issue 15).
+that time, instead of following the run to its end
+(docs/decisions/0032-streams-recheck-their-key.md).
 """
 
 from __future__ import annotations
@@ -172,7 +173,8 @@ def sse_frame(message: dict[str, Any]) -> bytes:
 class EventStreamResponse(EventSourceResponse):
     """sse-starlette's response without a cancel scope around each send when no send timeout
     is set (atrium sets none): `move_on_after(None)` never cancels, but entering and leaving
-    an anyio cancel scope per frame was a measurable part of streaming (docs/runs.md)."""
+    an anyio cancel scope per frame is a measurable part of streaming
+    (docs/decisions/0027-sse-frames-written-once.md)."""
 
     async def _send_with_timeout(self, send: Send, message: Message) -> None:
         if self.send_timeout is None:

@@ -1,5 +1,6 @@
-"""SQL of runs that wait for their caller (`requires_action`, DESIGN §8), for the transitions
-of `runs.lifecycle` (`wait`, `answer`, `end_wait`) and the worker that resumes a run.
+"""SQL of runs that wait for their caller (`requires_action`, docs/design.md#requires-action),
+for the transitions of `runs.lifecycle` (`wait`, `answer`, `end_wait`) and the worker that
+resumes a run.
 
 Each change of a waiting run is one conditional UPDATE, so exactly one of two racing writers
 wins: the worker parks a run only while it holds its lease; an answer, a cancel and the expiry

@@ -10,9 +10,9 @@ Keys come from the settings only: a provider library never reads the environment
 Which names are usable, and the sentence when one is not, is `agents.models`' to say.
 
 Each provider's SDK (and pydantic-ai's model module over it) is imported when the first model
-of that provider is built, not with this module: `anthropic` and `openai` were 40% of
-`import atrium.app` (`python -X importtime`), paid by every process's start on deployments that
-may use neither (docs/deploy.md, "Start-up").
+of that provider is built, not with this module: `anthropic` and `openai` are 40% of
+`import atrium.app` (`python -X importtime`), which every process would pay at start on
+deployments that may use neither (docs/decisions/0015-imports-on-first-use.md).
 """
 
 from __future__ import annotations
@@ -55,9 +55,9 @@ class ModelRegistry:
 
     Any key may name any model, so nothing here may grow with the number of names. One
     provider per provider name (so one HTTP client, connection pool and TLS context) serves
-    all of its models, and built models sit in an LRU cache of `ATRIUM_MODEL_CACHE_SIZE`.
-    Before, each new name built its own client, ~0.84 MB that was never freed: 300 names held
-    250 MB (outside security review, issue 15). Providers are atrium's fixed list (an unknown
+    all of its models, and built models sit in an LRU cache of `ATRIUM_MODEL_CACHE_SIZE`: a
+    client per name would hold ~0.84 MB each for good
+    (docs/decisions/0019-bounded-model-cache.md). Providers are atrium's fixed list (an unknown
     one raises before anything is kept), so the provider map is bounded too.
     """
 

@@ -85,8 +85,8 @@ class WebhookSender:
         self._next_due: datetime | None = None
 
     def start(self) -> None:
-        # Each connection is checked and pinned to a public address (DESIGN §9); redirects are
-        # not followed, no proxy from the environment sees signed payloads.
+        # Each connection is checked and pinned to a public address (docs/design.md#outbound);
+        # redirects are not followed, no proxy from the environment sees signed payloads.
         self._http = outbound_client(
             self.settings,
             timeout=self.settings.webhook_timeout_seconds,

@@ -1,4 +1,4 @@
-"""The worker's side of runs that wait for their caller (DESIGN §8).
+"""The worker's side of runs that wait for their caller (docs/design.md#requires-action).
 
 - `park`: a run whose model called a function tool, or an MCP tool that needs approval, gives
   back its lease and worker slot (`runs.lifecycle.wait`): its messages so far, the pending

@@ -135,8 +135,9 @@ class Run(Base):
     cancel_requested: Mapped[bool] = mapped_column(default=False)
     last_event_seq: Mapped[int] = mapped_column(Integer, default=0)
 
-    # Waiting for the caller (`requires_action`, DESIGN §8): what it waits for as the API shows
-    # it, until when, and how many times the run has waited (the current wait's number).
+    # Waiting for the caller (`requires_action`, docs/design.md#requires-action): what it waits
+    # for as the API shows it, until when, and how many times the run has waited (the current
+    # wait's number).
     required_action: Mapped[dict[str, Any] | None] = mapped_column(JSON, default=None)
     action_expires_at: Mapped[datetime | None] = mapped_column(default=None, index=True)
     waits: Mapped[int] = mapped_column(Integer, default=0, server_default="0")

@@ -4,11 +4,12 @@ Revision ID: 0007
 Revises: 0006
 Create Date: 2026-11-24
 
-A domain is served only once its owner proved control of it (docs/domains.md). Every row gets
-its own random token, existing rows included, and starts unverified: a name stored before this
-migration may be one that its account never controlled. Rows inserted without a token (bulk
-loads) get one from the database: a volatile column default on PostgreSQL (13+: built-in
-`gen_random_uuid`), a trigger on SQLite (whose `ADD COLUMN` takes constant defaults only).
+A domain is served only once its owner proved control of it
+(docs/design.md#domain-verification). Every row gets its own random token, existing rows
+included, and starts unverified: a name stored without that proof may be one that its account
+never controlled. Rows inserted without a token (bulk loads) get one from the database: a
+volatile column default on PostgreSQL (13+: built-in `gen_random_uuid`), a trigger on SQLite
+(whose `ADD COLUMN` takes constant defaults only).
 """
 
 from collections.abc import Sequence

@@ -5,7 +5,7 @@ Revises: 0009
 Create Date: 2026-11-28
 
 A domain's owner reads why `verify` did not verify it (`verification.last_error`) and when DNS
-was last asked. Domains verified before this migration count as checked when they were verified.
+was last asked. Domains already verified count as checked when they were verified.
 """
 
 from collections.abc import Sequence
