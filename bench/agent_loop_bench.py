@@ -153,7 +153,7 @@ async def main(runs: int) -> None:
         print(f"{name}: {ms:.2f} ms CPU per run = at most {1000 / ms:.0f} runs/s per core")
     await runtime.aclose()
 
-    # The MCP server is on loopback: the outbound rule (DESIGN §9) is lifted for it.
+    # The MCP server is on loopback: the outbound rule (docs/design.md#outbound) is lifted for it.
     mcp_runtime = Runtime(Settings(_env_file=None, allow_private_targets=True))  # type: ignore[call-arg]
     with mcp_echo() as url:
         tool = {"type": "mcp", "server_label": "bench", "server_url": url}

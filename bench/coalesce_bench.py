@@ -5,7 +5,7 @@ process, `--chunks` text chunks over `--latency` seconds), `--runs` runs at once
 sink that only counts the text deltas it is handed, each window of `--windows` in turn for
 `--rounds` rounds (alternating, so a shared machine's load falls on each alike). Prints CPU per
 run in ms and in calibrations (`sum(range(10**6))`), and the text deltas per run the runtime
-handled (docs/runs.md, sixth pass).
+handled (docs/decisions/0010-stream-coalescing-window.md).
 
     .venv/bin/python bench/coalesce_bench.py --windows 0,200,300
 """

@@ -1,4 +1,5 @@
-"""Does another account's data change how long *my* domain search takes? (issue 15.5)
+"""Does another account's data change how long *my* domain search takes?
+(docs/decisions/0021-domain-search.md)
 
     .venv/bin/python bench/search_isolation_bench.py                  # SQLite, temporary file
     .venv/bin/python bench/search_isolation_bench.py \\

@@ -1,5 +1,5 @@
 """CPU of a process's start: `import atrium.app`, and `atrium serve` from launch until `/healthz`
-answers (docs/deploy.md, "Start-up").
+answers (docs/decisions/0015-imports-on-first-use.md).
 
 Every server and worker process pays it at every start, the test suite's dozens of
 subprocesses too; most of it is imports. Each figure is user + system CPU of the child process

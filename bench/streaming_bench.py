@@ -14,7 +14,7 @@ and prints:
 - events per run, 429s (refused creates or streams), runs not completed, followers that did
   not see their terminal event.
 
-The agent has no tools, as in issue 20's workload (`--tools default`: the server's three
+The agent has no tools, as in the target workload (`--tools default`: the server's three
 artifact tools, which every request then describes to the model). `--offline` submits the burst
 with the built-in `atrium:offline` model instead (no model server; the agent has the default
 tools, so each run writes an artifact, as in the runs issue's burst). `--profile FILE` samples

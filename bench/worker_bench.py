@@ -9,7 +9,7 @@ publishing of events. Printed: the worker process's CPU per run (its own counter
 in ms and in calibrations (`sum(range(10**6))` CPU time, taken in the same minute), and the
 worker's runs/s (first start to last finish, server timestamps).
 
-The figure isolates what issue 20's burst spends in the worker from the HTTP side (creates,
+The figure isolates what a streaming burst spends in the worker from the HTTP side (creates,
 SSE followers, polls), which shares the process under `atrium serve`. `--offline` uses the
 built-in model; otherwise `slow_llm.py` streams `--chunks` chunks over `--latency` seconds.
 `--profile FILE` samples the worker with py-spy during the burst and prints the shares.

@@ -1,6 +1,7 @@
 """The collector settings of `atrium serve` and `atrium worker` (`operations.tune_gc`) keep a
 request's cyclic garbage from piling up: on a steady load a large pile swings the heap by
-megabytes, and the server's RSS crept up with each swing (docs/runs.md, the soak).
+megabytes, and the server's RSS creeps up with each swing
+(docs/decisions/0011-garbage-collector-thresholds.md).
 
 Run in a subprocess: `tune_gc` freezes every object of the process it runs in."""
 

@@ -1,6 +1,6 @@
 """The packages of `src/atrium` import downward only, and no two depend on each other.
 
-The layers, lowest first, are the ones docs/architecture.md draws. A package may import from a
+The layers, lowest first, are the ones docs/design.md#layout draws. A package may import from a
 lower layer only (not from its own layer: features do not lean on each other sideways unless
 one is placed above the other here). Imports are read with `ast`, the lazy ones inside
 functions included.

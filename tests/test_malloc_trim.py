@@ -1,5 +1,5 @@
 """`ATRIUM_MALLOC_TRIM_SECONDS`: the long-running processes hand the pages glibc's malloc keeps
-free back to the system (docs/runs.md, memory under steady load), and 0 turns that off.
+free back to the system (docs/decisions/0012-malloc-trim.md), and 0 turns that off.
 
 Run in a subprocess: what is measured is the RSS of a process whose heap this test shapes."""
 

@@ -1,4 +1,5 @@
-"""A process imports a library when it first uses it, not at start (docs/deploy.md, "Start-up").
+"""A process imports a library when it first uses it, not at start
+(docs/decisions/0015-imports-on-first-use.md).
 
 A provider's SDK comes with the first model of that provider, the MCP SDK and fastmcp with the
 first run that has an MCP server, and pydantic-ai with the worker (or the first output schema

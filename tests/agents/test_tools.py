@@ -1,4 +1,4 @@
-"""`config.tools` with MCP servers and functions, and `config.output_schema` (DESIGN §8):
+"""`config.tools` with MCP servers and functions, and `config.output_schema`:
 validation, write-only headers (masked in every response, encrypted in the database), and
 the key that encrypts them."""
 

@@ -1,4 +1,4 @@
-"""The client against what it must not trust (issue 15, item 8): `atrium artifacts download`
+"""The client against what it must not trust: `atrium artifacts download`
 never replaces an existing file without `--overwrite` and saves only plain file names inside
 the target directory, whatever a hostile server (`hostile_server.py`) lists or sends; event
 ids that only Python calls digits are skipped, not a crash."""

@@ -1,6 +1,6 @@
 """`ATRIUM_SQLITE_SOFT_HEAP_LIMIT_BYTES`: SQLite's page caches reuse their own pages instead of
-growing (docs/runs.md, memory under steady load: what a reader's refilled page cache did to its
-thread's heap), and 0 lifts the limit.
+growing (a reader's refilled page cache grows its thread's heap:
+docs/decisions/0001-sqlite-soft-heap-limit.md), and 0 lifts the limit.
 
 Run in a subprocess: the limit is SQLite's, for the whole process, and what is measured is
 SQLite's own count of the memory it holds (`sqlite3_memory_used`) in a process this test shapes.

@@ -1,4 +1,5 @@
-"""Domains CRUD over HTTP: phpShort's bodies, DESIGN §4's rules, the one error model."""
+"""Domains CRUD over HTTP: phpShort's bodies, atrium's field rules (docs/design.md#domains), the
+one error model."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""A domain search tells no account anything about another account's names (issue 15.5), and
+"""A domain search tells no account anything about another account's names, and
 both ways of finding matches (the account's own rows, the shared substring index) agree.
 
 Time on a shared machine is too noisy to assert on, so the isolation test counts what time is
@@ -83,8 +83,8 @@ async def test_search_work_does_not_depend_on_other_accounts(
         # The prober's own 20 rows are read either way; nothing else.
         assert victims_term[0] == no_ones_term[0]
     else:
-        # What the setting trades away (and what the default did before issue 15.5): the
-        # shared index reads the victim's 300 hits.
+        # What the setting trades away: the shared index reads the victim's 300 hits
+        # (docs/decisions/0021-domain-search.md).
         assert victims_term[0] > no_ones_term[0] + 300
 
 

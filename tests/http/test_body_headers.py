@@ -1,5 +1,5 @@
 """The gateway's body headers: a `Content-Length` that is not an ASCII integer is judged by
-what follows (no 500: `str.isdigit` accepts "²", which `int()` refuses; issue 15)."""
+what follows (no 500: `str.isdigit` accepts "²", which `int()` refuses)."""
 
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
 """`/docs` loads Swagger UI from atrium itself: same-origin URLs only, the assets served here.
 
-Before the fix the page loaded its script and stylesheet from a CDN (blank offline, and a third
-party's script on the dashboard's origin; outside security review, issue 15).
+FastAPI's page loads its script and stylesheet from a CDN: blank offline, and a third party's
+script on the dashboard's origin (docs/decisions/0029-swagger-ui-from-the-package.md).
 """
 
 from __future__ import annotations

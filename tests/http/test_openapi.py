@@ -43,7 +43,7 @@ def _parameter(document: dict[str, Any], path: str, method: str, name: str) -> d
 
 
 async def test_openapi_states_what_the_server_enforces(client: httpx.AsyncClient) -> None:
-    """Generated clients and fuzzers trust the document (issue 19.7): the values it allows are
+    """Generated clients and fuzzers trust the document: the values it allows are
     the ones the server takes."""
     document: dict[str, Any] = (await client.get("/openapi.json")).json()
     for path, item in document["paths"].items():

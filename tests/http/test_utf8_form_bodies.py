@@ -1,7 +1,7 @@
-"""Form bodies of the phpShort groups are UTF-8, raw or percent-encoded (DESIGN §4, issue 15.12):
+"""Form bodies of the phpShort groups are UTF-8, raw or percent-encoded (docs/design.md#domains):
 text round-trips exactly, a declared charset other than UTF-8 is a 415, bytes that are not
-UTF-8 are a 400 naming the field. Before, raw UTF-8 in a form was read as Latin-1 and `üüü` was
-stored as `Ã¼Ã¼Ã¼`, with or without `charset=utf-8`."""
+UTF-8 are a 400 naming the field. Starlette's own parser would read raw UTF-8 in a form as
+Latin-1 and store `üüü` as `Ã¼Ã¼Ã¼`, with or without `charset=utf-8`."""
 
 from __future__ import annotations
 

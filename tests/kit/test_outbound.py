@@ -1,6 +1,6 @@
-"""Outbound targets (DESIGN §9): which addresses are public, the registration check, and the
-pinned client (a real DNS server and real HTTP(S) servers on loopback; no public address is
-ever contacted: public addresses below are only data for the pure checks)."""
+"""Outbound targets (docs/design.md#outbound): which addresses are public, the registration
+check, and the pinned client (a real DNS server and real HTTP(S) servers on loopback; no public
+address is ever contacted: public addresses below are only data for the pure checks)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Log lines cannot be forged or garbled from outside (issue 15): every record of an atrium
+"""Log lines cannot be forged or garbled from outside: every record of an atrium
 process has its control characters escaped, whichever logger wrote it."""
 
 from __future__ import annotations

@@ -65,7 +65,7 @@ def frozen_heap() -> Iterator[None]:
 
 
 def error_problem(status: int, body: bytes, content_type: str) -> str | None:
-    """Why an error response is not the one error body of DESIGN §3 (None when it is)."""
+    """Why an error response is not the one error body (docs/design.md#errors; None when it is)."""
     if not content_type.startswith("application/json"):
         return f"{status} with Content-Type {content_type!r}"
     try:

@@ -182,7 +182,7 @@ load_all_checks()
 
 
 # Every check schemathesis has (positive data acceptance, unsupported methods and their `Allow`,
-# missing required headers, ignored auth, ... : issue 19.7), the negative-data one as sent.
+# missing required headers, ignored auth, ...), the negative-data one as sent.
 def _is_taken(response: Response) -> bool:
     """A unique name already in use (phpShort's 400 `has already been taken`): the state of the
     account, which no schema can state, refused what the schema allows."""
@@ -273,8 +273,7 @@ def _without_nul(value: Any) -> Any:
 def _storable_output_schema(case: Case) -> None:
     """A positive agent config's `output_schema`, and each function tool's `parameters` (checked
     like it: docs/tools.md), hold no NUL: the schemas are free-form JSON, so OpenAPI cannot
-    state it (the server refuses NUL anywhere, as PostgreSQL text cannot hold it;
-    docs/reliability.md)."""
+    state it (the server refuses NUL anywhere, as PostgreSQL text cannot hold it)."""
     if case.meta is None or not case.meta.generation.mode.is_positive:
         return
     config = case.body.get("config") if isinstance(case.body, dict) else None

@@ -1,8 +1,8 @@
 """A real `atrium serve` (and `serve --no-worker`, the scale-out API process) bounds request heads.
 
-Before the fix (outside security review, issue 15): four connections each sending 50 MB of
-never-ending headers grew the server by 195 MB, and a connection trickling a header byte a
-second stayed open for as long as it liked. Now a head over `ATRIUM_HTTP_MAX_HEADER_BYTES` is
+Unbounded, four connections each sending 50 MB of never-ending headers grow a server by
+195 MB, and a connection trickling a header byte a second stays open for as long as it likes
+(docs/decisions/0024-bounded-request-heads.md). A head over `ATRIUM_HTTP_MAX_HEADER_BYTES` is
 answered 431 and one slower than `ATRIUM_HTTP_HEADER_TIMEOUT_SECONDS` 408, and the connection
 is closed either way; ordinary, big-but-allowed, slow-but-in-time and kept-alive requests work.
 """

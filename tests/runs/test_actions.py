@@ -1,5 +1,6 @@
-"""Runs that wait for their caller's function tools (DESIGN §8), over HTTP with the offline
-model: `requires_action`, `POST …/actions`, the run resuming, and every way a wait ends."""
+"""Runs that wait for their caller's function tools (docs/design.md#requires-action), over HTTP
+with the offline model: `requires_action`, `POST …/actions`, the run resuming, and every way a
+wait ends."""
 
 from __future__ import annotations
 

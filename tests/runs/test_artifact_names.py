@@ -1,4 +1,4 @@
-"""Artifact names a model may not choose (issue 15, item 8): the `write_artifact` tool refuses
+"""Artifact names a model may not choose: the `write_artifact` tool refuses
 dot-files, `..`, paths, control and invisible characters and names Windows reserves, with an
 error the model can act on, and stores nothing; plain names still work."""
 

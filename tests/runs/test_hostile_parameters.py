@@ -1,4 +1,4 @@
-"""Hostile values in the runs group's own parameters (issue 15, item 6): a cursor this API
+"""Hostile values in the runs group's own parameters: a cursor this API
 never returned and a `Last-Event-ID` that is not an ASCII integer are 400s naming the
 parameter, never a 500."""
 
@@ -59,7 +59,7 @@ async def test_a_cursor_naming_no_possible_row_is_a_400(
 async def test_every_cursor_the_document_allows_is_a_page(
     client: httpx.AsyncClient, auth: dict[str, str], cursor: str
 ) -> None:
-    """The OpenAPI document's pattern is the whole rule: what it allows pages (issue 19.7)."""
+    """The OpenAPI document's pattern is the whole rule: what it allows pages."""
     response = await client.get(RUNS, params={"cursor": cursor}, headers=auth)
     assert response.status_code == 200, response.text
 

@@ -1,4 +1,4 @@
-"""Per-run `config` on POST /agent/runs (DESIGN §8): it applies to that run only, the run body
+"""Per-run `config` on POST /agent/runs: it applies to that run only, the run body
 shows the prompt and the effective model, and an unknown or invalid field is a 400 that
 writes nothing."""
 

@@ -1,4 +1,4 @@
-"""An open event stream re-checks its key (issue 15, item 7): once the key is revoked, the
+"""An open event stream re-checks its key: once the key is revoked, the
 stream ends with an `error` event carrying the one error body (`UNAUTHORIZED`) within
 `ATRIUM_SSE_AUTH_RECHECK_SECONDS`, even while the run stays quiet."""
 

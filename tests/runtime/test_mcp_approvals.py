@@ -1,6 +1,6 @@
-"""MCP tools under `require_approval` (DESIGN §8), against a real MCP server (fastmcp on
-loopback): the run waits, an approved call reaches the server, a denied one never does; and a
-function tool round trip with an OpenAI-compatible server emitting the tool call."""
+"""MCP tools under `require_approval`, against a real MCP server (fastmcp on loopback): the run
+waits, an approved call reaches the server, a denied one never does; and a function tool round
+trip with an OpenAI-compatible server emitting the tool call (docs/design.md#requires-action)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""Any key may name any model: memory must not grow with the number of names (issue 15).
+"""Any key may name any model: memory must not grow with the number of names
+(docs/decisions/0019-bounded-model-cache.md).
 
 Before the fix each new `openai-compatible:<name>` built its own OpenAI client (~0.84 MB, a TLS
 context and a connection pool) and kept it, with its model and agent, for the process's life.

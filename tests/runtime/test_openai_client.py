@@ -2,10 +2,10 @@
 and reads streamed chat completions with its own SSE decoding.
 
 Over the wire the models are tested in `test_openai_compatible.py`; here, the two ways a chunk
-is built: a valid one by pydantic's validation (the fast way, issue 20), and one that does not
-validate (a slightly malformed server) the SDK's loose way, as before, instead of an error; and
-the streamed chunks as a server's bytes arrive, however they are cut, in order, and its error
-events as the SDK's errors.
+is built: a valid one by pydantic's validation (the fast way), and one that does not validate
+(a slightly malformed server) the SDK's loose way, instead of an error; and the streamed chunks
+as a server's bytes arrive, however they are cut, in order, and its error events as the SDK's
+errors.
 """
 
 from __future__ import annotations
@@ -144,7 +144,7 @@ async def test_an_error_event_raises_the_sdks_error() -> None:
         await _stream([_text("partial") + error])
 
 
-# --- text chunks coalesced over a window (issue 20) ---------------------------------------------
+# --- text chunks coalesced over a window ---------------------------------------------------------
 
 
 def _chunks_of(events: bytes) -> list[ChatCompletionChunk]:

@@ -1,4 +1,4 @@
-"""A slow model's streamed text over the wire with `ATRIUM_STREAM_COALESCE_MS` (issue 20): the
+"""A slow model's streamed text over the wire with `ATRIUM_STREAM_COALESCE_MS`: the
 run ends with the same text whatever the window; a window joins the text chunks the agent loop
 handles (so the run's `message.delta` events), 0 keeps one per chunk."""
 

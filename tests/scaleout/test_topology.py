@@ -1,4 +1,5 @@
-"""Two API processes and two workers on PostgreSQL + Redis, driven over HTTP (issue 6)."""
+"""Two API processes and two workers on PostgreSQL + Redis, driven over HTTP
+(docs/design.md#processes)."""
 
 from __future__ import annotations
 

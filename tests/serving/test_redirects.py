@@ -1,4 +1,5 @@
-"""Served domains: requests whose Host is a stored domain are redirected (DESIGN §4)."""
+"""Served domains: requests whose Host is a stored domain are redirected
+(docs/design.md#domain-verification)."""
 
 from __future__ import annotations
 

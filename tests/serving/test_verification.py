@@ -1,4 +1,4 @@
-"""A domain is served only once its owner proved control of the name in DNS (issue 15): a TXT
+"""A domain is served only once its owner proved control of the name in DNS: a TXT
 token, or the name pointing at the deployment; and no Host ever captures the service's own
 paths. DNS answers come from a server of the test's own on loopback."""
 

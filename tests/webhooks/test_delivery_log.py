@@ -127,7 +127,7 @@ async def test_the_log_pages_newest_first_with_a_cursor(
         "not-a-cursor",
         "bm9waXBl",
         "x" * 201,
-        cursor_of("9" * 17, "msg_abc"),  # past `datetime`'s range (issue 15, a 500 before)
+        cursor_of("9" * 17, "msg_abc"),  # past `datetime`'s range
         cursor_of("1767225600000000", "msg_a\x00b"),  # NUL: PostgreSQL refuses it
     ],
 )

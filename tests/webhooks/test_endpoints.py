@@ -113,7 +113,7 @@ async def test_invalid_bodies_are_400_naming_the_parameter(
         "http://127.1/",
         "http://0x7f000001/",
         "http://2130706433:80/",
-        # The outside review (issue 15): not private, yet not globally routable either.
+        # Not private, yet not globally routable either (a cloud's metadata service).
         "http://100.100.100.200/latest/meta-data/",
         "http://[::ffff:100.100.100.200]/",
         "http://100.64.0.1/",

@@ -1,5 +1,6 @@
-"""Deliveries go through the outbound rule (DESIGN §9), and a receiver's reply cannot forge log
-lines: names resolve on a DNS server of the test's own, on loopback, like the receiver."""
+"""Deliveries go through the outbound rule (docs/design.md#outbound), and a receiver's reply
+cannot forge log lines: names resolve on a DNS server of the test's own, on loopback, like the
+receiver."""
 
 from __future__ import annotations
 
