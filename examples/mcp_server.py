@@ -1,12 +1,12 @@
-"""A tiny MCP server to try atrium's MCP tools with (README, "MCP tools in two minutes").
+"""A tiny MCP server to try atrium's MCP tools with (docs/guide/tools.md).
 
-    .venv/bin/pip install fastmcp          # the server half of fastmcp (atrium ships its client)
     .venv/bin/python examples/mcp_server.py [--port 8765]
 
-It serves streamable HTTP at http://127.0.0.1:8765/mcp with two tools, `lookup(word)` and
-`add(a, b)`, and prints each call it receives, so you can see atrium's calls arrive. The
-address is loopback: atrium refuses private and loopback MCP URLs unless it runs with
-`ATRIUM_ALLOW_PRIVATE_TARGETS=true` (for local development only; see docs/outbound.md).
+fastmcp's server half is one of atrium's development dependencies (`make run` installs them;
+atrium itself ships only its client). It serves streamable HTTP at http://127.0.0.1:8765/mcp
+with two tools, `lookup(word)` and `add(a, b)`, and prints each call it receives, so you can
+see atrium's calls arrive. The address is loopback: atrium refuses private and loopback MCP
+URLs unless it runs with `ATRIUM_ALLOW_PRIVATE_TARGETS=true` (for local development only).
 """
 
 from __future__ import annotations
