@@ -281,6 +281,11 @@ class Domains(_Records[Domain]):
     async def delete(self, domain_id: int) -> Deleted:
         return await self._client.send(self._calls.delete(domain_id))
 
+    async def verify(self, domain_id: int) -> Domain:
+        """Ask DNS for the proof of control: `verified` says whether the domain is now served,
+        `verification.last_error` why not, and `verification` what to publish."""
+        return await self._client.send(self._calls.verify(domain_id))
+
 
 class Spaces(_Records[Space]):
     """`/api/v1/spaces` (phpShort's API): form bodies, Laravel pages."""

@@ -76,7 +76,14 @@ class RecordCalls(Generic[R]):
         return Call("DELETE", f"{self.path}/{record_id}", parse_model(Deleted))
 
 
-domains = RecordCalls(f"{DOMAINS_PREFIX}/domains", Domain)
+class DomainCalls(RecordCalls[Domain]):
+    """The domain calls: a record's, and the DNS check that verifies a domain."""
+
+    def verify(self, domain_id: int) -> Call[Domain]:
+        return Call("POST", f"{self.path}/{domain_id}/verify", self._one)
+
+
+domains = DomainCalls(f"{DOMAINS_PREFIX}/domains", Domain)
 spaces = RecordCalls(f"{DOMAINS_PREFIX}/spaces", Space)
 
 

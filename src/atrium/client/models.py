@@ -21,6 +21,7 @@ __all__ = [
     "DailyUsage",
     "Deleted",
     "Domain",
+    "DomainVerification",
     "KeyInfo",
     "MessageDelta",
     "Page",
@@ -63,6 +64,17 @@ class _Model(BaseModel):
 
 
 # --- domains and spaces (phpShort's shapes) -----------------------------------------------------
+class DomainVerification(_Model):
+    """What to publish in DNS (a TXT record `txt_name` whose text is `txt_value`) and what the
+    last check found. `last_error`: `txt_missing`, `txt_mismatch`, `address_mismatch`,
+    `dns_timeout`, `dns_error` (docs/domains.md), None once verified or before any check."""
+
+    txt_name: str
+    txt_value: str
+    last_error: str | None = None
+    checked_at: datetime | None = None
+
+
 class Domain(_Model):
     id: int
     name: str
@@ -71,6 +83,9 @@ class Domain(_Model):
     not_found_page: str | None = None
     created_at: datetime
     updated_at: datetime
+    # atrium's, after phpShort's fields: a domain is served only once verified.
+    verified: bool = False
+    verification: DomainVerification | None = None
 
 
 class Space(_Model):
