@@ -3,7 +3,7 @@
 // answered together with POST …/actions.
 
 import { api } from "./api.js";
-import { errorBox, field, h, replace, toast } from "./dom.js";
+import { errorBox, field, h, replace, timeEl, toast } from "./dom.js";
 
 const RUNS = "/api/v1/public/agent/runs";
 
@@ -81,8 +81,7 @@ export function actionPanel(run, onAnswered) {
 
   return h("section", { class: "card waiting", "aria-labelledby": "waiting-title" }, [
     h("h2", { id: "waiting-title" }, "Waiting for you"),
-    h("p", { class: "muted small" },
-      `Answer before ${new Date(action.expires_at).toLocaleString()}, or the run fails.`),
+    h("p", { class: "muted small" }, "Answer before ", timeEl(action.expires_at), ", or the run fails."),
     form,
   ]);
 }

@@ -125,7 +125,7 @@ export async function agentsView({ main, signal }) {
       h("td", { "data-label": "Temperature", class: "num" }, String(agent.config.temperature)),
       h("td", { "data-label": "Tools" }, toolSummary(agent.config.tools),
         agent.config.output_schema ? h("div", { class: "muted small" }, "JSON output") : null),
-      h("td", { "data-label": "Created" }, timeEl(agent.created_at, true)),
+      h("td", { "data-label": "Created" }, timeEl(agent.created_at)),
       h("td", { "data-label": "Actions", class: "row-actions" }, [
         h("a", { class: "button secondary small", href: `#/agents/${agent.agent_id}/edit`, "aria-label": `Edit ${agent.name}` }, "Edit"),
         h("button", {

@@ -73,22 +73,21 @@ export function statusBadge(status) {
   return h("span", { class: `badge status-${status}` }, status);
 }
 
+// The one format of every timestamp the dashboard shows (the locale's medium date and time,
+// "28 Nov 2026, 10:02:15"): a page never mixes two.
 const dateTime = new Intl.DateTimeFormat(undefined, { dateStyle: "medium", timeStyle: "medium" });
-const short = new Intl.DateTimeFormat(undefined, {
-  month: "short", day: "numeric", hour: "2-digit", minute: "2-digit",
-});
 
-export function formatDateTime(iso, compact = false) {
+export function formatDateTime(iso) {
   if (!iso) return "—";
   const date = new Date(iso);
   if (Number.isNaN(date.getTime())) return iso;
-  return (compact ? short : dateTime).format(date);
+  return dateTime.format(date);
 }
 
 /** A <time> element showing a local date-time, the ISO value in its datetime attribute. */
-export function timeEl(iso, compact = false) {
+export function timeEl(iso, attrs = {}) {
   if (!iso) return "—";
-  return h("time", { datetime: iso, title: iso }, formatDateTime(iso, compact));
+  return h("time", { datetime: iso, title: iso, ...attrs }, formatDateTime(iso));
 }
 
 export function formatCredits(value) {
@@ -108,9 +107,14 @@ export function formatBytes(size) {
   return `${(size / 1024 / 1024).toFixed(1)} MB`;
 }
 
-/** Show a short message in the polite live region at the bottom of the page. */
+/**
+ * Show a short message in the polite live region: just under the top bar at the right, beside
+ * the page's heading rather than over its tables (at the bottom on a phone: style.css).
+ */
 export function toast(message) {
   const el = document.getElementById("toast");
+  const bar = document.querySelector(".topbar")?.getBoundingClientRect();
+  el.style.setProperty("--toast-top", `${Math.max(bar?.bottom ?? 0, 0) + 8}px`);
   el.onclick = () => el.classList.remove("visible");
   el.textContent = message;
   el.classList.add("visible");

@@ -32,7 +32,7 @@ export const DOMAINS = {
     ["Name", (r) => h("a", { href: r.url, rel: "noreferrer", target: "_blank" }, r.name)],
     ["Index page", (r) => r.index_page || "—"],
     ["404 page", (r) => r.not_found_page || "—"],
-    ["Created", (r) => timeEl(r.created_at, true)],
+    ["Created", (r) => timeEl(r.created_at)],
   ],
   createFields: () => [
     field("Name", h("input", { name: "name", required: true, placeholder: "links.example.com", autocomplete: "off", spellcheck: "false" }), "A host name; it cannot be changed later"),
@@ -54,7 +54,7 @@ export const SPACES = {
   columns: [
     ["Name", (r) => r.name],
     ["Color", (r) => colorSwatch(r.color)],
-    ["Created", (r) => timeEl(r.created_at, true)],
+    ["Created", (r) => timeEl(r.created_at)],
   ],
   createFields: () => [
     field("Name", h("input", { name: "name", required: true, maxlength: 32, autocomplete: "off" }), "1 to 32 characters, unique in your account"),

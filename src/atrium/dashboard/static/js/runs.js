@@ -26,6 +26,11 @@ async function agentNames(signal) {
   }
 }
 
+/** A failed run's error as one line: its code, then its message. */
+function runError(error) {
+  return [error?.code || "error", error?.message].filter(Boolean).join(": ");
+}
+
 function agentLabel(agents, agentId) {
   const agent = agents.find((each) => each.agent_id === agentId);
   return agent ? agent.name : agentId;
@@ -73,9 +78,11 @@ export async function runsView({ main, query, signal }) {
   });
 
   const tbody = h("tbody");
+  const columns = ["Run", "Status", "Prompt", "Agent", "Model", "Created", "Credits", "Result"];
   const table = h("table", { class: "cards runs" },
     h("caption", { class: "visually-hidden" }, "Runs, newest first"),
-    h("thead", {}, h("tr", {}, ["Run", "Status", "Prompt", "Agent", "Model", "Created", "Credits", "Result"].map(
+    h("colgroup", {}, columns.map((name) => h("col", { class: `col-${name.toLowerCase()}` }))),
+    h("thead", {}, h("tr", {}, columns.map(
       (name) => h("th", { scope: "col", class: name === "Credits" ? "num" : null }, name)))),
     tbody);
   const empty = h("p", { class: "muted", hidden: true }, "No runs yet. Start one above.");
@@ -86,16 +93,20 @@ export async function runsView({ main, query, signal }) {
   let cursor = null;
 
   function draw() {
+    // Cells cut to their column's width show the whole text as their tooltip.
     replace(tbody, rows.map((run) => h("tr", {}, [
-      h("td", { "data-label": "Run" }, h("a", { href: `#/runs/${run.run_id}` }, h("code", {}, run.run_id))),
+      h("td", { "data-label": "Run", title: run.run_id },
+        h("a", { href: `#/runs/${run.run_id}` }, h("code", {}, run.run_id))),
       h("td", { "data-label": "Status" }, statusBadge(run.status)),
       h("td", { "data-label": "Prompt", class: "excerpt", title: abbreviate(run.prompt, 2000) }, abbreviate(run.prompt, 120)),
       h("td", { "data-label": "Agent" }, agentLabel(agents, run.agent_id)),
-      h("td", { "data-label": "Model" }, h("code", { class: "small" }, run.model)),
-      h("td", { "data-label": "Created" }, timeEl(run.created_at, true)),
+      h("td", { "data-label": "Model", title: run.model }, h("code", { class: "small" }, run.model)),
+      h("td", { "data-label": "Created" }, timeEl(run.created_at)),
       h("td", { "data-label": "Credits", class: "num" }, run.billing ? formatCredits(run.billing.credits) : "—"),
-      h("td", { "data-label": "Result", class: "excerpt" },
-        run.error ? run.error.message : abbreviate(resultText(run.result, 0), 200)),
+      run.error
+        ? h("td", { "data-label": "Result", class: "excerpt failed", title: runError(run.error) }, runError(run.error))
+        : h("td", { "data-label": "Result", class: "excerpt", title: abbreviate(resultText(run.result, 0), 2000) },
+          abbreviate(resultText(run.result, 0), 200)),
     ])));
     empty.hidden = rows.length > 0;
     table.hidden = rows.length === 0;
@@ -108,7 +119,7 @@ export async function runsView({ main, query, signal }) {
     const fresh = new Set(page.data.map((run) => run.run_id));
     rows = [...page.data, ...rows.slice(limit).filter((run) => !fresh.has(run.run_id))];
     if (rows.length <= limit) cursor = page.next_cursor;
-    updated.textContent = `Live · updated ${new Date().toLocaleTimeString()}`;
+    replace(updated, "Live · updated ", timeEl(new Date().toISOString()));
     draw();
   }
 
@@ -229,6 +240,9 @@ export async function runView({ main, params: [runId], signal }) {
   const output = h("pre", { class: "output", tabindex: "0", "aria-label": "Result text" });
   const prompt = h("pre", { class: "output prompt", tabindex: "0", "aria-label": "Prompt text" }, run.prompt);
   const resultNote = h("p", { class: "muted small" });
+  // A failed run's card says why in place of a result (and keeps any text streamed before).
+  const resultTitle = h("h2", { id: "result-title" }, "Result");
+  const failure = h("p", { class: "error", role: "alert", hidden: true });
   const artifactsBox = h("div");
   const billingBox = h("div");
   const errorArea = h("div");
@@ -253,16 +267,19 @@ export async function runView({ main, params: [runId], signal }) {
   }
 
   function drawResult() {
+    const failed = run.status === "failed";
+    resultTitle.textContent = failed ? "Error" : "Result";
+    failure.hidden = !failed;
+    output.hidden = failed && !streamed;
     if (run.status === "completed") {
       output.textContent = resultText(run.result);
       output.dataset.json = String(typeof run.result === "object" && run.result !== null);
       resultNote.textContent = output.dataset.json === "true"
         ? "Final result: a JSON object of the agent's output schema." : "Final result.";
-    } else if (run.status === "failed") {
+    } else if (failed) {
+      replace(failure, h("code", {}, run.error?.code || "error"), " ", run.error?.message || "");
       output.textContent = streamed;
-      resultNote.textContent = "";
-      replace(errorArea, h("p", { class: "error", role: "alert" },
-        `The run failed: ${run.error?.message || ""} (${run.error?.code || "error"})`));
+      resultNote.textContent = streamed ? "The text streamed before the run failed." : "";
     } else if (run.status === "cancelled") {
       output.textContent = streamed;
       resultNote.textContent = "The run was cancelled.";
@@ -366,7 +383,7 @@ export async function runView({ main, params: [runId], signal }) {
       h("h2", { id: "prompt-title" }, "Prompt"), prompt]),
     h("div", { class: "run-grid" }, [
       h("section", { class: "card", "aria-labelledby": "result-title" }, [
-        h("h2", { id: "result-title" }, "Result"), output, resultNote]),
+        resultTitle, failure, output, resultNote]),
       h("section", { class: "card", "aria-labelledby": "events-title" }, [
         h("div", { class: "toolbar" }, h("h2", { id: "events-title" }, "Events"), eventCount, streamState),
         eventList]),
@@ -393,8 +410,7 @@ export async function runView({ main, params: [runId], signal }) {
         h("span", { class: "event-id" }, `#${event.id}`),
         h("span", { class: "event-kind" }, event.event),
         h("span", { class: "event-text", title: fullText(event) }, describe(event)),
-        event.data.created_at ? h("time", { datetime: event.data.created_at, class: "muted small" },
-          new Date(event.data.created_at).toLocaleTimeString()) : null,
+        event.data.created_at ? timeEl(event.data.created_at, { class: "muted small" }) : null,
       ]));
       // A long answer streams thousands of deltas: keep the page light, show the latest ones.
       if (eventList.children.length > MAX_EVENTS_SHOWN) eventList.firstElementChild.remove();
