@@ -209,7 +209,7 @@ def _after_seq(last_event_id: str | None) -> int:
     if last_event_id is None or not last_event_id.strip():
         return 0
     value = last_event_id.strip()
-    # isascii: str.isdigit also accepts "²" and "¹", which int() refuses (a 500 before).
+    # isascii: str.isdigit also accepts "²" and "¹", which int() refuses (a 500 otherwise).
     if not (value.isascii() and value.isdigit()) or len(value) > len(str(MAX_EVENT_ID)):
         raise InvalidParameter("Last-Event-ID", "Last-Event-ID must be an event id (an integer)")
     return int(value)
