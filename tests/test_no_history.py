@@ -3,7 +3,7 @@
 A comment or docstring gives the reason, with at most one figure and a link to its record in
 `docs/decisions/` or a section of `docs/design.md`; history lives in git and the records. So
 `src/` names no issue, no "pass" of a measurement campaign, no document a reader does not
-have (the brief's DESIGN and SPEC), and every record or design section it links exists.
+have (an outside DESIGN or SPEC), and every record or design section it links exists.
 """
 
 from __future__ import annotations

@@ -1,4 +1,5 @@
-"""The gate of every API group: body bounds, authentication and rate limits, in that order.
+"""The gate of every API group: authentication, rate limits and body bounds, in that order
+(a 429 before a 401, both before a 413 or 415; docs/design.md#rate-limits).
 
 It runs as ASGI middleware rather than as route dependencies so that *every* response of a
 group, unknown paths and wrong methods included, is authenticated and counted and carries the
