@@ -16,6 +16,7 @@ from typer.testing import CliRunner, Result
 
 from atrium.cli import app
 from atrium.client import Client, ConfigurationError, MessageDelta
+from atrium.webhooks.schemas import EVENTS
 from tests.client.conftest import SLOW_MODEL, Server
 
 Atrium = Callable[..., Result]
@@ -276,6 +277,13 @@ def test_help_pages_are_plain_and_every_command_takes_json(path: tuple[str, ...]
         assert odd not in shown.stdout, (odd, shown.stdout)
     if not COMMANDS[path] and path not in WITHOUT_JSON:
         assert "--json" in shown.stdout, f"atrium {' '.join(path)} has no --json"
+
+
+def test_webhooks_create_help_names_every_event() -> None:
+    shown = CliRunner().invoke(app, ["webhooks", "create", "--help"], env={"COLUMNS": "200"})
+    assert shown.exit_code == 0, shown.output
+    for event in EVENTS:
+        assert event in shown.stdout, (event, shown.stdout)
 
 
 def test_a_key_pasted_with_its_heading_is_named_not_sent(server: Server, api_key: str) -> None:

@@ -41,7 +41,8 @@ def webhooks_create(
         typer.Option(
             "--event",
             metavar="EVENT",
-            help="run.completed, run.failed or run.cancelled (repeat); default: all three.",
+            help="run.completed, run.failed, run.cancelled or run.requires_action (repeat); "
+            "default: the first three.",
         ),
     ] = None,
     as_json: JsonOption = False,
