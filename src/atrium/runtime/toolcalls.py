@@ -4,8 +4,9 @@
 `tool.returned` `{tool_call_id, name, server_label, output, is_error}` when it answers, fails,
 or asks the model to retry; `name` is the tool's own name (`search`, not the `docs_search` the
 model sees), `server_label` its MCP server's label or null. Both carry the label, so either
-names the tool as the model sees it: a denied approval's `tool.returned` has no call before it. Billing's `tool_calls` is the number of
-`tool.called` events: every call counts, failed ones too.
+names the tool as the model sees it: a denied approval's `tool.returned` has no call before it.
+Billing's `tool_calls` is the number of `tool.called` events: every call counts, failed ones
+too.
 """
 
 from __future__ import annotations
