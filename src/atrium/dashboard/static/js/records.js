@@ -1,8 +1,10 @@
 // Domains and spaces (phpShort's API): lists with search, sort and pagination; create, edit,
-// delete. Bodies are form-encoded, as that API takes them. List state lives in the URL
-// (#/domains?search=…&sort_by=…&sort=…&per_page=…&page=…) so reload and Back keep it.
+// delete; a domain's verification (verification.js). Bodies are form-encoded, as that API takes
+// them. List state lives in the URL (#/domains?search=…&sort_by=…&sort=…&per_page=…&page=…) so
+// reload and Back keep it.
 
 import { api } from "./api.js";
+import { verificationCell } from "./verification.js";
 import {
   field, formError, formErrorBox, formatInt, h, pageHeader, replace, timeEl, toast,
 } from "./dom.js";
@@ -30,6 +32,7 @@ export const DOMAINS = {
   path: "/api/v1/domains",
   columns: [
     ["Name", (r) => h("a", { href: r.url, rel: "noreferrer", target: "_blank" }, r.name)],
+    ["Verification", verificationCell],
     ["Index page", (r) => r.index_page || "—"],
     ["404 page", (r) => r.not_found_page || "—"],
     ["Created", (r) => timeEl(r.created_at)],
