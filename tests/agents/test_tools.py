@@ -136,6 +136,26 @@ BAD_SCHEMAS: list[tuple[Any, str]] = [
         {"type": "object", "properties": {"a": {"$ref": "#/$defs/missing"}}},
         "has a $ref that points to nothing: '#/$defs/missing'",
     ),
+    # Refs outside $defs passed this check and then failed every run (INTERNAL_ERROR).
+    (
+        {"type": "object", "properties": {"next": {"$ref": "#"}}},
+        "$ref '#' must point into #/$defs",
+    ),
+    (
+        {
+            "type": "object",
+            "properties": {"a": {"$ref": "#/definitions/word"}},
+            "definitions": {"word": {"type": "string"}},
+        },
+        "$ref '#/definitions/word' must point into #/$defs",
+    ),
+    (
+        {
+            "type": "object",
+            "properties": {"a": {"type": "string"}, "b": {"$ref": "#/properties/a"}},
+        },
+        "$ref '#/properties/a' must point into #/$defs",
+    ),
 ]
 
 
@@ -317,3 +337,24 @@ def test_a_malformed_key_stops_the_start() -> None:
     rotated = Settings(_env_file=None, secrets_key=f"{new_key},{KEY}")  # type: ignore[call-arg]
     assert SecretBox.of(rotated).decrypt(token) == "v"
     assert SecretBox.of(rotated).encrypt("v") != token
+
+
+async def test_a_function_may_use_refs_an_output_schema_may_not(
+    client: httpx.AsyncClient, auth: dict[str, str]
+) -> None:
+    # A function's parameters reach the model as written; an output schema becomes pydantic's
+    # output tool, which resolves only #/$defs. The same schema: one accepted, one a 400.
+    schema = {
+        "type": "object",
+        "properties": {"word": {"$ref": "#/definitions/word"}},
+        "definitions": {"word": {"type": "string"}},
+    }
+    created = await _create(client, auth, tools=[function(parameters=schema)])
+    assert created["config"]["tools"][0]["parameters"] == schema
+    refused = await client.post(
+        "/api/v1/public/agent/runs",
+        json={"prompt": "hi", "config": {"output_schema": schema}},
+        headers=auth,
+    )
+    assert_invalid(refused, "config.output_schema")
+    assert "must point into #/$defs" in refused.json()["error"]["message"]

@@ -3,7 +3,8 @@
 Each must be an object schema (`"type": "object"`), at most 64 KB as JSON, valid against its
 meta-schema (the draft its `$schema` names; 2020-12 when it names none), with only local `$ref`s
 (`#/…`: atrium never fetches a schema) and none that recurse, which pydantic-ai's structured
-output cannot express. A per-run `config` reuses `OutputSchema` as it is.
+output cannot express; an output schema's `$ref`s must point into `#/$defs`. A per-run `config`
+reuses `OutputSchema` as it is.
 """
 
 from __future__ import annotations
@@ -96,6 +97,27 @@ def check_object_schema(schema: dict[str, Any]) -> dict[str, Any]:
     return schema
 
 
+def check_output_schema(schema: dict[str, Any]) -> dict[str, Any]:
+    """`check_object_schema`, and the output tool every run builds from it can be built: pydantic
+    resolves only the `$ref`s into `#/$defs`; any other (`#`, `#/definitions/…`,
+    `#/properties/…`) would fail each run of the agent instead of this request. (A function
+    tool's `parameters` go to the model as written, so they may use them.)"""
+    check_object_schema(schema)
+    from pydantic import TypeAdapter
+    from pydantic_ai import StructuredDict
+
+    try:
+        TypeAdapter(StructuredDict(copy.deepcopy(schema))).json_schema()
+    except KeyError as exc:
+        raise ValueError(
+            f"cannot be used for structured output: $ref {str(exc.args[0])[:200]!r} must point "
+            "into #/$defs (put the shared schema there)"
+        ) from None
+    except Exception as exc:
+        raise ValueError(f"cannot be used for structured output ({type(exc).__name__})") from None
+    return schema
+
+
 # What the OpenAPI document shows: an object schema of typed properties, other keywords allowed
 # (the server takes any object schema `check_object_schema` passes, and JSON Schema ignores
 # keywords it does not know; a whole meta-schema is no template a generator can fill).
@@ -124,6 +146,6 @@ DOCUMENTED_SCHEMA: Final[dict[str, Any]] = {
     },
 }
 OutputSchema = Annotated[
-    dict[str, Any], AfterValidator(check_object_schema), WithJsonSchema(DOCUMENTED_SCHEMA)
+    dict[str, Any], AfterValidator(check_output_schema), WithJsonSchema(DOCUMENTED_SCHEMA)
 ]
 """`config.output_schema`: the JSON Schema of a run's result."""
