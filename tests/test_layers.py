@@ -23,6 +23,7 @@ LAYERS: list[set[str]] = [
     {"db", "observability", "ratelimit", "client"},
     {"auth"},
     {"http"},
+    {"providers"},
     {"accounts", "agents", "domains", "spaces", "dashboard"},
     {"analytics", "runtime", "serving"},
     {"webhooks"},

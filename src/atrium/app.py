@@ -27,6 +27,7 @@ from atrium.kit.dns import Resolver
 from atrium.kit.redis import connect_redis
 from atrium.observability.logs import install_log_escaping
 from atrium.observability.metrics import Metrics
+from atrium.providers.endpoints import router as providers_router
 from atrium.ratelimit.limiter import RateLimiter
 from atrium.runs import event_repository
 from atrium.runs.broker import Broker, RedisBroker
@@ -135,6 +136,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.include_router(agents_router, prefix=AGENTS.prefix)
     app.include_router(analytics_router, prefix=AGENTS.prefix)
     app.include_router(webhooks_router, prefix=AGENTS.prefix)
+    app.include_router(providers_router, prefix=AGENTS.prefix)
     mount_dashboard(app)
 
     # Added last = runs first: the context wraps everything, the gateway guards the groups.

@@ -6,6 +6,7 @@ a client command such as `atrium run` then starts in a third of the time (docs/c
 
 from __future__ import annotations
 
+import re
 from typing import TYPE_CHECKING, Annotated
 
 import typer
@@ -35,13 +36,20 @@ def _settings() -> Settings:
     """The environment's settings; a wrong value ends the command with the variable it came
     from and why, instead of a traceback."""
     from pydantic import ValidationError
+    from pydantic_settings import SettingsError
+    from rich.markup import escape
 
     try:
         return get_settings()
     except ValidationError as invalid:
         for error in invalid.errors():
             name = "ATRIUM_" + "_".join(str(part) for part in error["loc"][:1]).upper()
-            notes.print(f"[red]Invalid setting[/] {name}: {error['msg']}", highlight=False)
+            notes.print(f"[red]Invalid setting[/] {name}: {escape(error['msg'])}", highlight=False)
+        raise typer.Exit(2) from None
+    except SettingsError as unreadable:  # a JSON setting (a list, an object) that is not JSON
+        field = re.search(r'field "(\w+)"', str(unreadable))
+        name = "ATRIUM_" + (field.group(1).upper() if field else "…")
+        notes.print(f"[red]Invalid setting[/] {name}: not valid JSON", highlight=False)
         raise typer.Exit(2) from None
 
 

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import ipaddress
+import re
 from functools import lru_cache
 from typing import Annotated, Literal
 
 import platformdirs
 from cryptography.fernet import Fernet
-from pydantic import AliasChoices, BaseModel, Field, SecretStr, field_validator
+from pydantic import AliasChoices, BaseModel, ConfigDict, Field, SecretStr, field_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
 
@@ -17,6 +18,27 @@ class ModelCreditPrice(BaseModel):
 
     input: float = Field(ge=0)
     output: float = Field(ge=0)
+
+
+# The name of a named OpenAI-compatible provider, as `openai-compatible:<name>/<model>` uses it.
+PROVIDER_NAME = re.compile(r"^[a-z][a-z0-9_-]{0,31}$")
+
+
+class ProviderSetting(BaseModel):
+    """One OpenAI-compatible server of `ATRIUM_PROVIDERS`."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    base_url: str = Field(min_length=1, max_length=2048)
+    api_key: SecretStr | None = None
+    headers: dict[str, SecretStr] = Field(default_factory=dict)
+
+    @field_validator("base_url")
+    @classmethod
+    def _http_url(cls, value: str) -> str:
+        if not value.startswith(("http://", "https://")):
+            raise ValueError("base_url must be an http or https URL")
+        return value
 
 
 def default_database_url() -> str:
@@ -207,7 +229,8 @@ class Settings(BaseSettings):
     model_cache_size: int = Field(
         128,
         ge=1,
-        description="Built models kept per process; others are rebuilt on use.",
+        description="Built models, and HTTP clients of named providers, kept per process; "
+        "others are rebuilt on use.",
     )
     default_model: str = Field(
         "atrium:offline",
@@ -229,6 +252,15 @@ class Settings(BaseSettings):
         "Ollama, vLLM, llama.cpp, … (docs/models.md).",
     )
     llm_api_key: str | None = Field(None, description="API key of the OpenAI-compatible server.")
+    providers: dict[str, ProviderSetting] = Field(
+        default_factory=dict,
+        description="Named OpenAI-compatible servers of the deployment, a JSON object: "
+        '`{"ollama": {"base_url": "http://127.0.0.1:11434/v1"}, "vllm": {"base_url": "…", '
+        '"api_key": "…", "headers": {"…": "…"}}}`; models name them '
+        "`openai-compatible:<name>/<model>`. Every account may use them; an account's own "
+        "provider of the same name (`/v1/providers`) takes precedence for that account. Not "
+        "held to the outbound rule: they are the operator's, like `ATRIUM_LLM_BASE_URL`.",
+    )
     credit_prices: dict[str, ModelCreditPrice] = Field(
         default_factory=lambda: {"atrium:offline": ModelCreditPrice(input=1.0, output=2.0)},
         description="Credits per million tokens by model name (JSON); others use the default.",
@@ -260,9 +292,9 @@ class Settings(BaseSettings):
     # --- tools: MCP servers and the secrets of their headers ---------------------------------
     secrets_key: SecretStr | None = Field(
         None,
-        description="Fernet key(s) that encrypt stored secrets (MCP headers), comma-separated: "
-        "the first encrypts, every one decrypts. Unset: a key file beside the SQLite database; "
-        "PostgreSQL needs it to store headers.",
+        description="Fernet key(s) that encrypt stored secrets (MCP headers, providers' keys "
+        "and headers), comma-separated: the first encrypts, every one decrypts. Unset: a key "
+        "file beside the SQLite database; PostgreSQL needs it to store secrets.",
     )
     mcp_connect_timeout_seconds: float = Field(
         10.0, gt=0, description="Longest a run waits to connect to an MCP server."
@@ -323,6 +355,17 @@ class Settings(BaseSettings):
     def _nameservers(cls, value: list[str]) -> list[str]:
         for entry in value:
             dns_server_address(entry)  # raises ValueError, shown as a settings error
+        return value
+
+    @field_validator("providers")
+    @classmethod
+    def _provider_names(cls, value: dict[str, ProviderSetting]) -> dict[str, ProviderSetting]:
+        for name in value:
+            if not PROVIDER_NAME.match(name):
+                raise ValueError(
+                    f"provider name {name[:64]!r} must match {PROVIDER_NAME.pattern} "
+                    "(lower-case letters, digits, _ and -)"
+                )
         return value
 
     @field_validator("secrets_key")

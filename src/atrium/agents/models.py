@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import difflib
 import re
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable, Collection
 from dataclasses import dataclass, field
 from typing import Annotated, Any, Final
 
@@ -19,17 +19,22 @@ from fastapi import Depends, Request
 
 from atrium.agents.config import MODEL_NAME_PATTERN, OFFLINE_MODEL
 from atrium.errors import InvalidParameter
+from atrium.providers.addressing import OPENAI_COMPATIBLE, compatible_problem
 from atrium.settings import Settings
 
-OPENAI_COMPATIBLE: Final = "openai-compatible"
+__all__ = ["OPENAI_COMPATIBLE", "ModelCheck", "ModelCheckDep", "ProviderNames", "model_problem"]
+
 PROVIDERS: Final = ("openai", "anthropic", OPENAI_COMPATIBLE, "atrium")
 KNOWN: Final = "openai, anthropic, openai-compatible:<name>, atrium:offline"
+# The names of the providers an account has made (`/v1/providers`), read when needed.
+ProviderNames = Callable[[], Awaitable[Collection[str]]]
 
 
-def model_problem(name: str, settings: Settings) -> str | None:
+def model_problem(name: str, settings: Settings, providers: Collection[str] = ()) -> str | None:
     """What keeps model `name` from being used with these settings, in atrium's words; None
-    when nothing does. Only the provider and its settings are checked: whether the provider
-    serves a model of that name only the provider knows."""
+    when nothing does. `providers`: the names of the account's own providers. Only the
+    provider and its settings are checked: whether the provider serves a model of that name
+    only the provider knows."""
     provider, _, model = name.partition(":")
     if provider == "atrium":
         if name == OFFLINE_MODEL:
@@ -44,12 +49,7 @@ def model_problem(name: str, settings: Settings) -> str | None:
             return None
         return "anthropic models need ATRIUM_ANTHROPIC_API_KEY"
     if provider == OPENAI_COMPATIBLE:
-        if settings.llm_base_url:
-            return None
-        return (
-            "openai-compatible models need ATRIUM_LLM_BASE_URL, the address of the server "
-            "(e.g. http://127.0.0.1:11434/v1 for Ollama)"
-        )
+        return compatible_problem(name, settings, providers)
     close = difflib.get_close_matches(provider, PROVIDERS, n=1)
     hint = f"did you mean {close[0]}? " if close else ""
     return f"unknown provider {provider!r} ({hint}known: {KNOWN})"
@@ -63,12 +63,13 @@ class ModelCheck:
     settings: Settings
     registered: Callable[[str], bool] = field(default=lambda _name: False)
 
-    def problem(self, name: str) -> str | None:
-        return None if self.registered(name) else model_problem(name, self.settings)
+    def problem(self, name: str, providers: Collection[str] = ()) -> str | None:
+        return None if self.registered(name) else model_problem(name, self.settings, providers)
 
     def model_pattern(self) -> str:
         """A pattern of the model names this deployment's settings make usable, for the OpenAPI
-        document (models registered at run time are usable too, but not listed)."""
+        document (models registered at run time, and those of an account's own providers, are
+        usable too, but not listed)."""
         names = [re.escape(OFFLINE_MODEL)]
         usable = {
             "openai": bool(self.settings.openai_api_key),
@@ -78,6 +79,9 @@ class ModelCheck:
         providers = [re.escape(name) for name, configured in usable.items() if configured]
         if providers:
             names.append(f"({'|'.join(providers)}):{MODEL_NAME_PATTERN}")
+        if self.settings.providers and not self.settings.llm_base_url:
+            named = "|".join(re.escape(name) for name in sorted(self.settings.providers))
+            names.append(f"{re.escape(OPENAI_COMPATIBLE)}:({named})/{MODEL_NAME_PATTERN}")
         return f"^({'|'.join(names)})$"
 
     def document(self, openapi: dict[str, Any]) -> None:
@@ -94,9 +98,20 @@ class ModelCheck:
                         "Usable here: the providers configured on this server (docs/models.md)."
                     )
 
-    def require(self, name: str, *, parameter: str = "config.model") -> None:
-        """Raise the 400 on `parameter` when `name` is not usable here."""
+    async def require(
+        self,
+        name: str,
+        *,
+        account_providers: ProviderNames | None = None,
+        parameter: str = "config.model",
+    ) -> None:
+        """Raise the 400 on `parameter` when `name` is not usable here. The account's own
+        providers are read (`account_providers`) only for an `openai-compatible:` model that
+        the server's settings do not make usable."""
         problem = self.problem(name)
+        compatible = name.partition(":")[0] == OPENAI_COMPATIBLE
+        if problem is not None and compatible and account_providers is not None:
+            problem = self.problem(name, await account_providers())
         if problem is not None:
             raise InvalidParameter(parameter, f"{parameter}: {problem}")
 

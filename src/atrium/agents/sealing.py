@@ -7,9 +7,9 @@ from __future__ import annotations
 from typing import Any
 
 from atrium.agents.outbound import TargetRefused, check_server_url
-from atrium.agents.tools import MASK, McpServerTool, Tool, parse_tools, stored_tools
+from atrium.agents.tools import McpServerTool, Tool, parse_tools, stored_tools
 from atrium.errors import InvalidParameter
-from atrium.kit.secrets import SecretBox, SecretsUnavailable
+from atrium.kit.secrets import SecretBox, SecretRefused, seal
 from atrium.settings import Settings
 
 
@@ -21,25 +21,18 @@ def _sealed_headers(
     index: int, tool: McpServerTool, before: McpServerTool | None, box: SecretBox
 ) -> dict[str, str]:
     """The headers as stored: each value encrypted, or the stored one kept where `"***"` was
-    sent back. Only for the same server URL: otherwise a caller who may not read a secret
-    could send it to a server of their choosing."""
-    kept = {} if before is None else {name.lower(): token for name, token in before.headers.items()}
-    sealed: dict[str, str] = {}
-    for name, value in tool.headers.items():
-        if value != MASK:
-            try:
-                sealed[name] = box.encrypt(value)
-            except SecretsUnavailable as exc:
-                raise _tools_error(f"tools[{index}].headers cannot be stored: {exc}") from None
-        elif before is None or name.lower() not in kept:
-            raise _tools_error(f'tools[{index}].headers.{name} is "***" but no value is stored')
-        elif before.server_url != tool.server_url:
-            raise _tools_error(
-                f"tools[{index}].headers.{name}: send the value again when server_url changes"
-            )
-        else:
-            sealed[name] = kept[name.lower()]
-    return sealed
+    sent back, for the same server URL only (`kit.secrets.seal`)."""
+    try:
+        return seal(
+            tool.headers,
+            stored=None if before is None else before.headers,
+            same_target=before is not None and before.server_url == tool.server_url,
+            box=box,
+            where=f"tools[{index}].headers",
+            target="server_url",
+        )
+    except SecretRefused as exc:
+        raise _tools_error(str(exc)) from None
 
 
 async def tools_to_store(

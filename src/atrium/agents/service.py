@@ -9,13 +9,14 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from atrium.agents import repository
 from atrium.agents.config import default_config
-from atrium.agents.models import ModelCheck
+from atrium.agents.models import ModelCheck, ProviderNames
 from atrium.agents.schemas import AgentCreate, AgentUpdate
 from atrium.agents.sealing import tools_to_store
 from atrium.db.models import Agent
 from atrium.errors import NotFound
 from atrium.kit.ids import new_id
 from atrium.kit.time import utcnow
+from atrium.providers import repository as providers_repository
 
 DEFAULT_AGENT_NAME = "Default agent"
 DEFAULT_AGENT_DESCRIPTION = "Runs that name no agent use this one."
@@ -26,15 +27,26 @@ def agent_not_found(agent_id: str) -> NotFound:
     return NotFound(f"no agent with id {agent_id[:64]!r}", details={"parameter": "agent_id"})
 
 
+def _account_providers(session: AsyncSession, account_id: int) -> ProviderNames:
+    async def names() -> list[str]:
+        return await providers_repository.names(session, account_id=account_id)
+
+    return names
+
+
 async def _config_to_store(
-    data_config: dict[str, Any], *, before: dict[str, Any] | None, models: ModelCheck
+    data_config: dict[str, Any],
+    *,
+    before: dict[str, Any] | None,
+    models: ModelCheck,
+    account_providers: ProviderNames,
 ) -> dict[str, Any]:
     settings = models.settings
     config = default_config(settings.default_model) | (before or {}) | data_config
     if before is None or "model" in data_config:
         # A new agent's model (given or the default) and a changed one must be usable now;
         # an unchanged model is not re-checked, so an update of another key never fails on it.
-        models.require(str(config["model"]))
+        await models.require(str(config["model"]), account_providers=account_providers)
     if "tools" in data_config:
         config["tools"] = await tools_to_store(
             data_config["tools"], before=before, settings=settings
@@ -45,7 +57,12 @@ async def _config_to_store(
 async def create_agent(
     session: AsyncSession, *, account_id: int, data: AgentCreate, models: ModelCheck
 ) -> Agent:
-    config = await _config_to_store(data.config.given(), before=None, models=models)
+    config = await _config_to_store(
+        data.config.given(),
+        before=None,
+        models=models,
+        account_providers=_account_providers(session, account_id),
+    )
     agent = Agent(
         id=new_id("agt"),
         account_id=account_id,
@@ -83,7 +100,10 @@ async def update_agent(
     if "config" in given and data.config is not None:
         # A new dict, not an in-place change: the JSON column only notices reassignment.
         agent.config = await _config_to_store(
-            data.config.given(), before=agent.config, models=models
+            data.config.given(),
+            before=agent.config,
+            models=models,
+            account_providers=_account_providers(session, account_id),
         )
     agent.updated_at = utcnow()
     await session.flush()

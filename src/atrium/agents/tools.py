@@ -7,7 +7,6 @@ write-only: they are stored encrypted (`atrium.kit.secrets`) and every response 
 
 from __future__ import annotations
 
-import re
 from typing import Annotated, Any, Final, Literal
 
 from pydantic import (
@@ -23,12 +22,11 @@ from pydantic import (
 
 from atrium.agents.config import TOOLS as BUILTIN_TOOLS
 from atrium.agents.json_schemas import DOCUMENTED_SCHEMA, NO_ARGUMENTS, check_object_schema
+from atrium.kit.headers import HEADERS_SCHEMA, TRANSPORT_HEADERS, check_headers
+from atrium.kit.secrets import MASK
 from atrium.kit.wire_schemas import PUBLIC_URL
 
-MASK: Final = "***"
 MAX_TOOLS: Final = 64
-MAX_HEADERS: Final = 32
-MAX_HEADER_VALUE: Final = 8_192
 MAX_URL_LENGTH: Final = 2_048
 MAX_TOOL_NAMES: Final = 256
 MAX_DESCRIPTION: Final = 1_024
@@ -37,25 +35,13 @@ SERVER_LABEL: Final = r"^[a-zA-Z][a-zA-Z0-9_]{0,31}$"
 FUNCTION_NAME: Final = r"^[a-zA-Z0-9_-]{1,64}$"
 # MCP's recommended tool names (its spec, "Tool names").
 MCP_TOOL_NAME: Final = r"^[A-Za-z0-9_.-]{1,128}$"
-# RFC 9110 `token`.
-HEADER_NAME: Final = re.compile(r"^[!#$%&'*+.^_`|~0-9A-Za-z-]{1,256}$")
 # Headers the MCP transport itself sets, or that would change how the request travels.
-RESERVED_HEADERS: Final = frozenset(
-    {
-        "accept",
-        "connection",
-        "content-length",
-        "content-type",
-        "host",
-        "keep-alive",
-        "mcp-protocol-version",
-        "mcp-session-id",
-        "te",
-        "trailer",
-        "transfer-encoding",
-        "upgrade",
-    }
-)
+RESERVED_HEADERS: Final = TRANSPORT_HEADERS | {
+    "accept",
+    "content-type",
+    "mcp-protocol-version",
+    "mcp-session-id",
+}
 
 
 def _unique_items(schema: dict[str, Any]) -> None:
@@ -94,14 +80,7 @@ class McpServerTool(_Strict):
         default_factory=dict,
         description='Sent on every request; responses show "***".',
         # What `_check_mcp` takes (besides the names atrium sets itself, once each).
-        json_schema_extra={
-            "maxProperties": MAX_HEADERS,
-            "propertyNames": {"pattern": HEADER_NAME.pattern},
-            "additionalProperties": {
-                "type": "string",
-                "pattern": f"^[\\x20-\\x7e]{{1,{MAX_HEADER_VALUE}}}$",
-            },
-        },
+        json_schema_extra=HEADERS_SCHEMA,
     )
     allowed_tools: list[McpToolName] | None = Field(
         None,
@@ -172,24 +151,7 @@ def _parse_entry(index: int, item: object) -> Tool:
 
 
 def _check_mcp(index: int, tool: McpServerTool) -> None:
-    if len(tool.headers) > MAX_HEADERS:
-        raise ValueError(f"tools[{index}].headers may hold at most {MAX_HEADERS} headers")
-    seen: set[str] = set()
-    for name, value in tool.headers.items():
-        lowered = name.lower()
-        if not HEADER_NAME.match(name):
-            raise ValueError(f"tools[{index}].headers: {name[:100]!r} is not a header name")
-        if lowered in RESERVED_HEADERS:
-            raise ValueError(f"tools[{index}].headers: {name} is set by atrium itself")
-        if lowered in seen:
-            raise ValueError(f"tools[{index}].headers: {name} appears twice")
-        seen.add(lowered)
-        if not value or len(value) > MAX_HEADER_VALUE or not value.isascii():
-            raise ValueError(
-                f"tools[{index}].headers.{name} must be 1-{MAX_HEADER_VALUE} ASCII characters"
-            )
-        if not value.isprintable():
-            raise ValueError(f"tools[{index}].headers.{name} must not contain control characters")
+    check_headers(tool.headers, where=f"tools[{index}].headers", reserved=RESERVED_HEADERS)
     allowed = tool.allowed_tools
     if allowed is not None and len(set(allowed)) != len(allowed):
         raise ValueError(f"tools[{index}].allowed_tools must not repeat")

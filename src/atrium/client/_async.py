@@ -40,6 +40,9 @@ from atrium.client.models import (
     Domain,
     Page,
     PendingToolCall,
+    Provider,
+    ProviderDeleted,
+    ProviderList,
     Run,
     RunEvent,
     RunPage,
@@ -98,6 +101,7 @@ class AsyncClient:
         self.analytics = Analytics(self)
         self.runs = Runs(self)
         self.webhooks = Webhooks(self)
+        self.providers = Providers(self)
 
     async def account(self) -> Account:
         """The account and key tier this client's API key acts for."""
@@ -602,3 +606,47 @@ class Webhooks(_Resource):
         ):
             for delivery in page.data:
                 yield delivery
+
+
+class Providers(_Resource):
+    """`/v1/providers`: named OpenAI-compatible servers, which models address as
+    `openai-compatible:<name>/<model>`. A provider is given by its id or its name."""
+
+    async def create(
+        self,
+        name: str,
+        base_url: str,
+        *,
+        api_key: str | None = None,
+        headers: Mapping[str, str] | None = None,
+    ) -> Provider:
+        """Add a server; `api_key` is sent as `Authorization: Bearer …`, `headers` with every
+        request. Both are write-only: the server shows them as `"***"`."""
+        return await self._client.send(calls.create_provider(name, base_url, api_key, headers))
+
+    async def list(self) -> ProviderList:
+        """The account's providers (`data`) and the names of the server's (`server_providers`)."""
+        return await self._client.send(calls.list_providers())
+
+    async def get(self, provider: str) -> Provider:
+        return await self._client.send(calls.get_provider(provider))
+
+    async def update(
+        self,
+        provider: str,
+        *,
+        name: str | None = None,
+        base_url: str | None = None,
+        api_key: str | None = None,
+        headers: Mapping[str, str] | None = None,
+        remove_api_key: bool = False,
+    ) -> Provider:
+        """Fields given replace the provider's (`headers` as a whole; `"***"` keeps a stored
+        value). With a new `base_url`, give `api_key` and `headers` again (or remove them)."""
+        return await self._client.send(
+            calls.update_provider(provider, name, base_url, api_key, headers, remove_api_key)
+        )
+
+    async def delete(self, provider: str) -> ProviderDeleted:
+        """Delete the provider; runs of agents that still name it fail."""
+        return await self._client.send(calls.delete_provider(provider))

@@ -24,6 +24,9 @@ from atrium.client.models import (
     Domain,
     Page,
     PendingToolCall,
+    Provider,
+    ProviderDeleted,
+    ProviderList,
     RequiredAction,
     Run,
     RunEvent,
@@ -299,3 +302,53 @@ def webhook_delivery_page(
     listing = webhook_deliveries(webhook_id, run_id, limit)
     params = {**(listing.params or {}), **compact(cursor=cursor)}
     return Call("GET", listing.path, parse_model(DeliveryPage), params=params)
+
+
+# --- providers ------------------------------------------------------------------------------------
+PROVIDERS_PATH = f"{AGENTS_PREFIX}/providers"
+
+
+def create_provider(
+    name: str,
+    base_url: str,
+    api_key: str | None = None,
+    headers: Mapping[str, str] | None = None,
+) -> Call[Provider]:
+    body = compact(
+        name=name,
+        base_url=base_url,
+        api_key=api_key,
+        headers=dict(headers) if headers is not None else None,
+    )
+    return Call("POST", PROVIDERS_PATH, parse_model(Provider), json=body)
+
+
+def list_providers() -> Call[ProviderList]:
+    return Call("GET", PROVIDERS_PATH, parse_model(ProviderList))
+
+
+def get_provider(provider: str) -> Call[Provider]:
+    return Call("GET", f"{PROVIDERS_PATH}/{provider}", parse_model(Provider))
+
+
+def update_provider(
+    provider: str,
+    name: str | None = None,
+    base_url: str | None = None,
+    api_key: str | None = None,
+    headers: Mapping[str, str] | None = None,
+    remove_api_key: bool = False,
+) -> Call[Provider]:
+    body = compact(
+        name=name,
+        base_url=base_url,
+        api_key=api_key,
+        headers=dict(headers) if headers is not None else None,
+    )
+    if remove_api_key:
+        body["api_key"] = None
+    return Call("PUT", f"{PROVIDERS_PATH}/{provider}", parse_model(Provider), json=body)
+
+
+def delete_provider(provider: str) -> Call[ProviderDeleted]:
+    return Call("DELETE", f"{PROVIDERS_PATH}/{provider}", parse_model(ProviderDeleted))

@@ -28,6 +28,9 @@ __all__ = [
     "PageLinks",
     "PageMeta",
     "PendingToolCall",
+    "Provider",
+    "ProviderDeleted",
+    "ProviderList",
     "RequiredAction",
     "Run",
     "RunCancelled",
@@ -495,3 +498,31 @@ class DeliveryPage(_Model):
     data: list[WebhookDelivery]
     has_more: bool
     next_cursor: str | None = None
+
+
+# --- providers ------------------------------------------------------------------------------------
+class Provider(_Model):
+    """A named OpenAI-compatible server of the account (`openai-compatible:<name>/<model>`).
+    Its `api_key` and header values are write-only: the server shows them as `"***"`."""
+
+    provider_id: str
+    name: str
+    base_url: str
+    api_key: str | None = None
+    headers: dict[str, str] = Field(default_factory=dict)
+    created_at: datetime
+    updated_at: datetime
+
+
+class ProviderList(_Model):
+    """The account's providers, and the names of the server's own (`ATRIUM_PROVIDERS`), which
+    the account may use too."""
+
+    data: list[Provider]
+    server_providers: list[str] = Field(default_factory=list)
+
+
+class ProviderDeleted(_Model):
+    provider_id: str
+    name: str
+    deleted: bool

@@ -1,4 +1,5 @@
-"""Secrets at rest: short values (MCP server headers) are stored encrypted with Fernet.
+"""Secrets at rest: short values (MCP server headers, providers' keys and headers) are stored
+encrypted with Fernet.
 
 The key is `ATRIUM_SECRETS_KEY`: one Fernet key, or several comma-separated to rotate them (the
 first encrypts, every one decrypts). Without it, an embedded deployment (SQLite) keeps a key in
@@ -13,7 +14,9 @@ from __future__ import annotations
 import contextlib
 import os
 import secrets
+from collections.abc import Mapping
 from pathlib import Path
+from typing import Final
 
 from cryptography.fernet import Fernet, InvalidToken, MultiFernet
 from sqlalchemy.engine import make_url
@@ -21,6 +24,8 @@ from sqlalchemy.engine import make_url
 from atrium.settings import Settings
 
 KEY_FILE_SUFFIX = ".secrets-key"
+# What responses show for a stored secret; sent back, it keeps the stored value.
+MASK: Final = "***"
 # An in-memory SQLite database lives as long as its process, and so may its key.
 _PROCESS_KEY = Fernet.generate_key()
 # Key files read once per process (they never change while it runs).
@@ -84,6 +89,42 @@ class SecretBox:
         if self._key_file is None:
             return MultiFernet([Fernet(_PROCESS_KEY)])
         return MultiFernet([Fernet(_file_key(self._key_file, create=create))])
+
+
+class SecretRefused(ValueError):
+    """A secret cannot be stored as given; the message names it."""
+
+
+def seal(
+    given: Mapping[str, str],
+    *,
+    stored: Mapping[str, str] | None,
+    same_target: bool,
+    box: SecretBox,
+    where: str,
+    target: str,
+) -> dict[str, str]:
+    """`given` (name -> value) as stored: each value encrypted, or, where `MASK` was sent back,
+    the value stored under that name (any case) kept. Kept only while the secrets still go to
+    the same place (`same_target`): otherwise a caller who may not read a secret could send it
+    to a server of their choosing, so its value must be sent again when `target` changes.
+    `where` prefixes each name in the messages (`tools[0].headers`, or "" for a bare name)."""
+    kept = {name.lower(): token for name, token in (stored or {}).items()}
+    sealed: dict[str, str] = {}
+    for name, value in given.items():
+        at = f"{where}.{name}" if where else name
+        if value != MASK:
+            try:
+                sealed[name] = box.encrypt(value)
+            except SecretsUnavailable as exc:
+                raise SecretRefused(f"{where or name} cannot be stored: {exc}") from None
+        elif name.lower() not in kept:
+            raise SecretRefused(f'{at} is "***" but no value is stored')
+        elif not same_target:
+            raise SecretRefused(f"{at}: send the value again when {target} changes")
+        else:
+            sealed[name] = kept[name.lower()]
+    return sealed
 
 
 def _file_key(path: Path, *, create: bool) -> bytes:

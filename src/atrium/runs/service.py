@@ -31,6 +31,7 @@ from atrium.errors import Conflict, InvalidParameter, NotFound
 from atrium.kit.cursor import decode_cursor, split_page
 from atrium.kit.ids import new_id
 from atrium.kit.time import utcnow
+from atrium.providers import repository as providers_repository
 from atrium.runs import event_repository, lifecycle, repository
 from atrium.runs.broker import Broker
 from atrium.runs.schemas import RunCreate
@@ -184,7 +185,14 @@ async def create_run(
         else None
     )
     if data.config is not None and data.config.model is not None:
-        models.require(data.config.model)  # the agent's own model was checked when it was set
+        # The agent's own model was checked when it was set.
+        await models.require(
+            data.config.model,
+            account_providers=functools.partial(
+                db.point_read,
+                functools.partial(providers_repository.names_of_account, account_id=account_id),
+            ),
+        )
     key = _checked_idempotency_key(idempotency_key)
     request_hash = _request_hash(data) if key is not None else None
     if key is not None and request_hash is not None:

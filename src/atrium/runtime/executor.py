@@ -27,6 +27,7 @@ from pydantic_ai.messages import (
     ModelMessage,
     ModelMessagesTypeAdapter,
 )
+from pydantic_ai.models import Model
 from pydantic_ai.run import AgentRun
 from pydantic_ai.settings import ModelSettings
 from pydantic_ai.tools import DeferredToolRequests
@@ -35,6 +36,8 @@ from pydantic_ai.usage import RunUsage, UsageLimits
 
 from atrium.agents.tools import FunctionTool, McpServerTool, stored_tools
 from atrium.db.models import EventKind, RunStatus
+from atrium.kit.outbound import TargetRefused
+from atrium.providers.targets import ProviderTarget
 from atrium.runtime.answer import Answer, answer
 from atrium.runtime.cancellation import RunCancellation
 from atrium.runtime.deferred import Resume, denial_text, function_toolset, pending_calls
@@ -63,6 +66,8 @@ class RunSpec:
     history: list[ModelMessage]
     # Set when the run waited for its caller and is now answered (`requires_action`).
     resume: Resume | None = None
+    # Set when the model is a named provider's (`openai-compatible:<provider>/<model>`).
+    target: ProviderTarget | None = None
 
 
 @dataclass(slots=True)
@@ -118,6 +123,16 @@ class Runtime:
 
         A call of a function tool, or of an MCP tool that needs approval, ends this part of the
         run with a `requires_action` outcome (`runtime.deferred`); `spec.resume` continues it."""
+        if spec.target is None:
+            return await self._execute(spec, sink, cancellation, None)
+        await self.models.load(str(spec.config.get("model")))
+        async with self.models.named.model(spec.target) as model:
+            return await self._execute(spec, sink, cancellation, model)
+
+    async def _execute(
+        self, spec: RunSpec, sink: RunSink, cancellation: RunCancellation, named: Model | None
+    ) -> RunOutcome:
+        """`execute`, on `named` (the model of the run's named provider) when it is given."""
         agent_run: AgentRun[RunDeps, Any] | None = None
         resume = spec.resume
         log = ToolCallLog(sink, count=resume.tool_call_count if resume else 0)
@@ -142,9 +157,11 @@ class Runtime:
             if resume is not None:
                 history = [*history, *ModelMessagesTypeAdapter.validate_python(resume.messages)]
                 _announce_answers(log, resume)
-            model = str(config.get("model") or "atrium:offline")
-            await self.models.load(model)
-            streamed = StreamedText(self.models.resolve(model), sink)
+            if named is None:
+                model = str(config.get("model") or "atrium:offline")
+                await self.models.load(model)
+                named = self.models.resolve(model)
+            streamed = StreamedText(named, sink)
             deps = RunDeps(
                 run_id=spec.run_id,
                 sink=sink,
@@ -242,6 +259,8 @@ class Runtime:
             outcome = _failed("MODEL_ERROR", f"the model provider failed: {exc}")
         except (ModelUnavailable, UserError) as exc:
             outcome = _failed("MODEL_UNAVAILABLE", str(exc))
+        except TargetRefused as exc:  # a named provider's address, refused on connecting
+            outcome = _failed("MODEL_UNAVAILABLE", f"the model provider's address: {exc}")
         _count_usage(outcome, agent_run, resume)
         outcome.tool_calls = log.count
         return outcome

@@ -6,6 +6,8 @@
 - `anthropic:<name>`: Anthropic's messages API with `ATRIUM_ANTHROPIC_API_KEY`.
 - `openai-compatible:<name>`: `<name>` on the server at `ATRIUM_LLM_BASE_URL` (Ollama, vLLM,
   llama.cpp server, …), with `ATRIUM_LLM_API_KEY` when it needs one.
+- `openai-compatible:<provider>/<name>`: `<name>` on a named provider (`providers`), whose
+  address and secrets the worker reads when the run starts; `named` holds their clients.
 Keys come from the settings only: a provider library never reads the environment itself.
 Which names are usable, and the sentence when one is not, is `agents.models`' to say.
 
@@ -28,6 +30,7 @@ from pydantic_ai.providers import Provider
 from atrium.agents.models import OPENAI_COMPATIBLE, model_problem
 from atrium.runtime.imports import import_off_loop
 from atrium.runtime.offline import OFFLINE_MODEL_NAME, offline_model
+from atrium.runtime.provider_clients import ProviderClients
 from atrium.settings import Settings
 
 if TYPE_CHECKING:
@@ -42,6 +45,7 @@ PROVIDER_MODULES: Final[dict[str, tuple[str, ...]]] = {
         "pydantic_ai.providers.openai_compatible",
         "atrium.runtime.openai_client",
         "atrium.runtime.model_http",
+        "atrium.runtime.checked_http",
     ),
 }
 
@@ -68,6 +72,8 @@ class ModelRegistry:
         # SDK clients made here (not by a provider, which would close its own).
         self._clients: list[ValidatingOpenAI] = []
         self._built = lru_cache(maxsize=settings.model_cache_size)(self._build)
+        # Named providers' clients, by connection: as bounded as the built models.
+        self.named = ProviderClients(settings, settings.model_cache_size)
 
     @property
     def providers(self) -> int:
@@ -90,6 +96,7 @@ class ModelRegistry:
         clients, self._clients = self._clients, []
         for client in clients:
             await client.close()
+        await self.named.aclose()
 
     def register(self, name: str, model: Model) -> None:
         self._registered[name] = model

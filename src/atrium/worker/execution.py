@@ -12,6 +12,7 @@ import logging
 
 from atrium.db.models import RunStatus
 from atrium.kit.time import utcnow
+from atrium.providers.targets import ProviderTarget, ProviderUnavailable, target_of
 from atrium.runs import lifecycle
 from atrium.runs.lifecycle import Ending, Usage
 from atrium.runtime.billing import credits_micro
@@ -59,8 +60,13 @@ class RunExecution:
                 config=self.claim.config,
                 history=history_from_json(self.claim.history),
                 resume=await waits.resume_of(self.recorder.db, self.claim),
+                target=await self._target(),
             )
             return await self.runtime.execute(spec, self.recorder, self.cancellation)
+        except ProviderUnavailable as exc:
+            return RunOutcome(
+                status=RunStatus.FAILED, error_code="MODEL_UNAVAILABLE", error_message=str(exc)
+            )
         except LeaseLost:
             raise
         except Exception as exc:
@@ -72,6 +78,18 @@ class RunExecution:
                 error_code="INTERNAL_ERROR",
                 error_message=f"the run failed unexpectedly ({type(exc).__name__})",
             )
+
+    async def _target(self) -> ProviderTarget | None:
+        """The named provider the run's model goes to, as it is now (`providers.targets`)."""
+        model = str(self.claim.config.get("model") or "")
+        if self.runtime.models.is_registered(model):
+            return None
+        return await target_of(
+            self.recorder.db,
+            self.recorder.settings,
+            account_id=self.claim.account_id,
+            model=model,
+        )
 
     async def _finish(self, outcome: RunOutcome) -> None:
         claim = self.claim

@@ -1,7 +1,8 @@
 """Client commands of `atrium`: run a prompt and follow it live, list and cancel runs, download
-artifacts, manage agents, webhooks, domains and spaces, show usage. They talk HTTP to a server:
-`--url`/`ATRIUM_URL` (default `http://127.0.0.1:8000`) and `--api-key`/`ATRIUM_API_KEY`; every
-one takes `--json` for scripts. None imports the server (docs/client.md)."""
+artifacts, manage agents, providers, webhooks, domains and spaces, show usage. They talk HTTP to
+a server: `--url`/`ATRIUM_URL` (default `http://127.0.0.1:8000`) and `--api-key`/
+`ATRIUM_API_KEY`; every one takes `--json` for scripts. None imports the server
+(docs/client.md)."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from atrium.client.cli._help import App, HelpCommand
 from atrium.client.cli.agents import agents_app
 from atrium.client.cli.artifacts import artifacts_app
 from atrium.client.cli.domains import domains_app
+from atrium.client.cli.providers import providers_app
 from atrium.client.cli.runs import run, runs_app
 from atrium.client.cli.spaces import spaces_app
 from atrium.client.cli.usage import usage
@@ -26,6 +28,7 @@ def register(app: typer.Typer) -> None:
     app.add_typer(artifacts_app, name="artifacts")
     app.add_typer(agents_app, name="agents")
     app.add_typer(webhooks_app, name="webhooks")
+    app.add_typer(providers_app, name="providers")
     app.add_typer(domains_app, name="domains")
     app.add_typer(spaces_app, name="spaces")
     app.command("usage", cls=HelpCommand)(usage)

@@ -3,6 +3,7 @@
 from atrium.db.models.account import Account, ApiKey
 from atrium.db.models.agent import Agent
 from atrium.db.models.domain import Domain, DomainCount
+from atrium.db.models.provider import Provider
 from atrium.db.models.run import (
     TERMINAL_EVENT,
     TERMINAL_KINDS,
@@ -33,6 +34,7 @@ __all__ = [
     "Domain",
     "DomainCount",
     "EventKind",
+    "Provider",
     "Run",
     "RunAction",
     "RunEvent",
