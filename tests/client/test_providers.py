@@ -80,6 +80,8 @@ def test_providers_cli(user: Server, slow_llm: str) -> None:
     assert ran.returncode == 0, ran.stderr
     assert f"word{SLOW_WORDS}" in ran.stdout
 
+    moved = user.cli("providers", "update", "bench", "--base-url", "https://llm.example.com/v1")
+    assert moved.returncode == 1 and "(parameter: --provider-key / --no-key)" in moved.stderr
     updated = user.cli("providers", "update", "bench", "--no-key", "--json")
     assert updated.returncode == 0 and json.loads(updated.stdout)["api_key"] is None
     bad = user.cli("providers", "create", "Bad Name", slow_llm)

@@ -101,6 +101,8 @@ _OPTION_OF = {
     "config.model": "--model",
     "config.tools": "--tools-file / --tool",
     "config.output_schema": "--output-schema-file",
+    "api_key": "--provider-key / --no-key",
+    "headers": "--header",
 }
 
 
