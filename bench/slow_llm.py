@@ -3,6 +3,7 @@ words, so a run lasts long enough to watch it live, cancel it, or drop its event
 given a script in the prompt, calls tools and answers in JSON, as `atrium:offline` does.
 
     python slow_llm.py PORT [SECONDS_PER_WORD] [WORDS] [--log FILE]
+    python slow_llm.py --port PORT [--log FILE]
 
 Defaults: 0.1 s and 30 words. `--log FILE` appends each request's body, as received, to FILE
 (one JSON document a line): what the model was sent. No atrium imports: it is a plain
@@ -368,14 +369,19 @@ app = Starlette(routes=[Route("/v1/chat/completions", chat, methods=["POST"])])
 def main(argv: list[str]) -> None:
     global PAUSE, WORDS, LOG
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("port", type=int)
+    parser.add_argument("port", type=int, nargs="?")
     parser.add_argument("seconds_per_word", type=float, nargs="?", default=PAUSE)
     parser.add_argument("words", type=int, nargs="?", default=WORDS)
+    # The guides start it as `--port N`, the form their runner and readers know from atrium.
+    parser.add_argument("--port", dest="port_option", type=int, metavar="PORT")
     parser.add_argument("--log", metavar="FILE", help="append each request's body to FILE")
     args = parser.parse_args(argv)
+    if (args.port is None) == (args.port_option is None):
+        parser.error("give the port once: PORT or --port PORT")
     PAUSE, WORDS = args.seconds_per_word, args.words
     LOG = open(args.log, "ab") if args.log else None  # noqa: SIM115 - open while serving
-    uvicorn.run(app, host="127.0.0.1", port=args.port, log_level="warning", lifespan="off")
+    port = args.port if args.port is not None else args.port_option
+    uvicorn.run(app, host="127.0.0.1", port=port, log_level="warning", lifespan="off")
 
 
 if __name__ == "__main__":
