@@ -1,7 +1,8 @@
 """The `atrium` command: serve, worker, migrate, keys, and the client's commands.
 
 The server-side commands import `atrium.operations` (and with it the server) when they run:
-a client command such as `atrium run` then starts in a third of the time (docs/client.md).
+a client command such as `atrium run` then starts in a third of the time
+(docs/decisions/0015-imports-on-first-use.md).
 """
 
 from __future__ import annotations
@@ -105,7 +106,7 @@ def _local_url(host: str, port: int) -> str:
 
 
 def _note_default_model(settings: Settings) -> None:
-    """Which model new agents get, and what it lacks if it cannot run (docs/models.md)."""
+    """Which model new agents get, and what it lacks if it cannot run (docs/guide/models.md)."""
     from rich.markup import escape
 
     from atrium.agents.models import model_problem
@@ -113,9 +114,9 @@ def _note_default_model(settings: Settings) -> None:
     problem = model_problem(settings.default_model, settings)
     note = f"Default model: {settings.default_model}"
     if problem is not None:
-        note += f" [yellow](unusable: {escape(problem)}; see docs/models.md)[/]"
+        note += f" [yellow](unusable: {escape(problem)}; see docs/guide/models.md)[/]"
     elif settings.default_model == "atrium:offline":
-        note += " [dim](built in; a real model: docs/models.md)[/]"
+        note += " [dim](built in; a real model: docs/guide/models.md)[/]"
     notes.print(note, highlight=False)
 
 

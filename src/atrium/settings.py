@@ -235,21 +235,21 @@ class Settings(BaseSettings):
     default_model: str = Field(
         "atrium:offline",
         description="Model of agents created without one, the default agent included "
-        "(docs/models.md), e.g. `openai:gpt-4o-mini`.",
+        "(docs/guide/models.md), e.g. `openai:gpt-4o-mini`.",
     )
     openai_api_key: SecretStr | None = Field(
-        None, description="API key of OpenAI, for `openai:<model>` (docs/models.md)."
+        None, description="API key of OpenAI, for `openai:<model>` (docs/guide/models.md)."
     )
     openai_base_url: str | None = Field(
         None, description="Base URL of the OpenAI API for `openai:<model>` (unset: OpenAI's own)."
     )
     anthropic_api_key: SecretStr | None = Field(
-        None, description="API key of Anthropic, for `anthropic:<model>` (docs/models.md)."
+        None, description="API key of Anthropic, for `anthropic:<model>` (docs/guide/models.md)."
     )
     llm_base_url: str | None = Field(
         None,
         description="Base URL of the OpenAI-compatible server (`openai-compatible:<model>`): "
-        "Ollama, vLLM, llama.cpp, … (docs/models.md).",
+        "Ollama, vLLM, llama.cpp, … (docs/guide/models.md).",
     )
     llm_api_key: str | None = Field(None, description="API key of the OpenAI-compatible server.")
     providers: dict[str, ProviderSetting] = Field(

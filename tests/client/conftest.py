@@ -61,7 +61,7 @@ def _serve(tmp: Path, name: str, llm_url: str, **extra: str) -> Iterator[Server]
         ATRIUM_LLM_BASE_URL=llm_url,
         # Heartbeats between events, so every stream test also reads comment frames.
         ATRIUM_SSE_HEARTBEAT_SECONDS="0.25",
-        # Webhook receivers of the tests (and of docs/client.md) listen on loopback.
+        # Webhook receivers of the tests (and of docs/guide/client.md) listen on loopback.
         ATRIUM_ALLOW_PRIVATE_TARGETS="true",
         ATRIUM_WEBHOOK_POLL_SECONDS="0.2",
         ATRIUM_WEBHOOK_BACKOFF_SECONDS="0.2",

@@ -12,7 +12,8 @@ from sqlalchemy.ext.asyncio import create_async_engine
 
 from atrium.db.base import Base
 
-# What exists only in migrations, by design, for searching domain names (docs/domains.md):
+# What exists only in migrations, by design, for searching domain names
+# (docs/decisions/0021-domain-search.md):
 # SQLite's FTS5 virtual table with its shadow tables, PostgreSQL's trigram index.
 MIGRATION_ONLY_TABLES = "domains_fts"
 MIGRATION_ONLY_INDEXES = {"ix_domains_name_trgm"}

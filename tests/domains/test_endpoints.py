@@ -14,7 +14,7 @@ from tests.conftest import KeyFactory, bearer
 from tests.domains.conftest import DomainFactory
 
 DOMAIN_FIELDS = {"id", "name", "url", "index_page", "not_found_page", "created_at", "updated_at"}
-# atrium's own, after phpShort's (a domain is served once verified: docs/domains.md).
+# atrium's own, after phpShort's (a domain is served once verified: docs/guide/domains.md).
 VERIFICATION_FIELDS = {"verified", "verification"}
 TIMESTAMP = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z$")
 

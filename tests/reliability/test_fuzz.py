@@ -236,7 +236,7 @@ def _usable_range(case: Case) -> None:
 
 def _consistent_tools(case: Case) -> None:
     """A positive agent config names each tool once, and its MCP tool asks approval only for
-    tools it allows: rules between entries and fields that OpenAPI cannot state (docs/tools.md
+    tools it allows: rules between entries and fields that OpenAPI cannot state (docs/guide/tools.md
     says them)."""
     if case.meta is None or not case.meta.generation.mode.is_positive:
         return
@@ -272,7 +272,7 @@ def _without_nul(value: Any) -> Any:
 
 def _storable_output_schema(case: Case) -> None:
     """A positive agent config's `output_schema`, and each function tool's `parameters` (checked
-    like it: docs/tools.md), hold no NUL: the schemas are free-form JSON, so OpenAPI cannot
+    like it: docs/guide/tools.md), hold no NUL: the schemas are free-form JSON, so OpenAPI cannot
     state it (the server refuses NUL anywhere, as PostgreSQL text cannot hold it)."""
     if case.meta is None or not case.meta.generation.mode.is_positive:
         return

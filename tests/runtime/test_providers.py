@@ -1,4 +1,4 @@
-"""`openai:<model>` takes its key and address from atrium's settings only (docs/models.md):
+"""`openai:<model>` takes its key and address from atrium's settings only (docs/guide/models.md):
 a run against a chat-completions server on loopback standing in for OpenAI."""
 
 from __future__ import annotations

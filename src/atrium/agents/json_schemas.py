@@ -123,7 +123,7 @@ def check_output_schema(schema: dict[str, Any]) -> dict[str, Any]:
 # keywords it does not know; a whole meta-schema is no template a generator can fill).
 DOCUMENTED_SCHEMA: Final[dict[str, Any]] = {
     "type": "object",
-    "description": 'A JSON Schema of `"type": "object"` (docs/runs.md: structured output).',
+    "description": 'A JSON Schema of `"type": "object"` (docs/guide/structured-output.md).',
     "required": ["type"],
     "properties": {
         "type": {"const": "object"},

@@ -95,7 +95,8 @@ class ModelCheck:
                 if variant.get("type") == "string":
                     variant["pattern"] = self.model_pattern()
                     variant["description"] = (
-                        "Usable here: the providers configured on this server (docs/models.md)."
+                        "Usable here: the providers configured on this server "
+                        "(docs/guide/models.md)."
                     )
 
     async def require(

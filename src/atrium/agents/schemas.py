@@ -111,7 +111,7 @@ class AgentConfigIn(_Strict):
     model: ModelName = Field(
         DEFAULT_MODEL,
         description="`provider:name`: `openai:…`, `anthropic:…`, `openai-compatible:…` or "
-        "`atrium:offline` (docs/models.md); default `ATRIUM_DEFAULT_MODEL`.",
+        "`atrium:offline` (docs/guide/models.md); default `ATRIUM_DEFAULT_MODEL`.",
     )
     temperature: Temperature = Field(0.7, description="Sampling temperature, 0 to 2.")
     instructions: Instructions = Field("", description="System instructions given to the model.")
@@ -121,7 +121,8 @@ class AgentConfigIn(_Strict):
     tools: ToolList = Field(
         default_factory=lambda: list[Tool](TOOLS),
         description=f"Built-in tools by name ({', '.join(TOOLS)}), MCP servers "
-        '(`{"type": "mcp", …}`) and functions (`{"type": "function", …}`); see docs/tools.md.',
+        '(`{"type": "mcp", …}`) and functions (`{"type": "function", …}`); see '
+        "docs/guide/tools.md.",
     )
     output_schema: OutputSchema | None = Field(
         None, description="A JSON Schema (an object type): the run's result is then such an object."

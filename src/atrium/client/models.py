@@ -70,7 +70,7 @@ class _Model(BaseModel):
 class DomainVerification(_Model):
     """What to publish in DNS (a TXT record `txt_name` whose text is `txt_value`) and what the
     last check found. `last_error`: `txt_missing`, `txt_mismatch`, `address_mismatch`,
-    `dns_timeout`, `dns_error` (docs/domains.md), None once verified or before any check."""
+    `dns_timeout`, `dns_error` (docs/guide/domains.md), None once verified or before any check."""
 
     txt_name: str
     txt_value: str

@@ -16,7 +16,7 @@ from atrium.kit.wire_schemas import FORM_DOMAIN_NAME, FORM_PAGE_URL
 
 
 class DomainVerification(BaseModel):
-    """How the owner proves control of the name (docs/domains.md), then `POST .../verify`; and
+    """How the owner proves control of the name (docs/guide/domains.md), then `POST .../verify`; and
     what the last check found."""
 
     txt_name: str = Field(description="Publish a TXT record under this name ...")

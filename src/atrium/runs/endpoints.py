@@ -80,7 +80,7 @@ async def create_run(
     `Idempotency-Key` header, repeating the same request returns the same run
     (`Idempotent-Replayed: true`); the same key with another body is a 409. With
     `webhook_url`, the finished run is also POSTed there, signed with the `webhook_secret` this
-    response carries (docs/webhooks.md)."""
+    response carries (docs/guide/webhooks.md)."""
     created = await service.create_run(
         db=db,
         writer=writer,

@@ -1,5 +1,5 @@
 """The HTTP client under the SDK client of an account's own provider: it connects only to
-addresses the outbound rule allows (`kit.outbound`, docs/outbound.md).
+addresses the outbound rule allows (`kit.outbound`, docs/design.md#outbound).
 
 aiohttp asks `_CheckedResolver` for a host's addresses and connects to those very addresses,
 so no second lookup can slip a private one in (DNS rebinding). A literal address in the URL is

@@ -1,4 +1,4 @@
-"""From an agent's `config.model` string to a pydantic-ai model (docs/models.md).
+"""From an agent's `config.model` string to a pydantic-ai model (docs/guide/models.md).
 
 - `atrium:offline`: the built-in deterministic model (no network).
 - `openai:<name>`: OpenAI's chat completions with `ATRIUM_OPENAI_API_KEY` (at

@@ -2,7 +2,7 @@
 artifacts, manage agents, providers, webhooks, domains and spaces, show usage. They talk HTTP to
 a server: `--url`/`ATRIUM_URL` (default `http://127.0.0.1:8000`) and `--api-key`/
 `ATRIUM_API_KEY`; every one takes `--json` for scripts. None imports the server
-(docs/client.md)."""
+(docs/guide/client.md)."""
 
 from __future__ import annotations
 

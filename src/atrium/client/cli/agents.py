@@ -33,7 +33,7 @@ ModelOption = Annotated[
     typer.Option(
         metavar="PROVIDER:MODEL",
         help="e.g. openai:gpt-4o-mini, anthropic:…, openai-compatible:…, atrium:offline "
-        "(docs/models.md).",
+        "(docs/guide/models.md).",
     ),
 ]
 TemperatureOption = Annotated[float | None, typer.Option(help="0 to 2.")]
@@ -61,7 +61,7 @@ ToolsFileOption = Annotated[
     typer.Option(
         "--tools-file",
         metavar="FILE",
-        help="A JSON array for config.tools: names, MCP servers, functions (docs/tools.md).",
+        help="A JSON array for config.tools: names, MCP servers, functions (docs/guide/tools.md).",
     ),
 ]
 OutputSchemaFileOption = Annotated[

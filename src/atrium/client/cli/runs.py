@@ -62,7 +62,7 @@ def run(
         typer.Option(
             "--model",
             metavar="PROVIDER:MODEL",
-            help="Model for this run only, e.g. openai:gpt-4o-mini (docs/models.md); "
+            help="Model for this run only, e.g. openai:gpt-4o-mini (docs/guide/models.md); "
             "default: the agent's.",
         ),
     ] = None,

@@ -1,4 +1,4 @@
-"""`atrium webhooks create|list|get|delete|deliveries` (docs/webhooks.md)."""
+"""`atrium webhooks create|list|get|delete|deliveries` (docs/guide/webhooks.md)."""
 
 from __future__ import annotations
 

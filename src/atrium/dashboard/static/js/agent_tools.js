@@ -1,4 +1,4 @@
-// The agent editor's `config.tools` (docs/tools.md): built-in tools as checkboxes, MCP servers
+// The agent editor's `config.tools` (docs/guide/tools.md): built-in tools as checkboxes, MCP servers
 // and function tools as small cards. The list is sent in the order shown (built-ins, servers,
 // functions), so an API error about `tools[i]` is put next to the card and field it names.
 //

@@ -8,9 +8,9 @@ import {
 
 const AGENTS = "/v1/agents";
 const OFFLINE = "atrium:offline";
-const MODEL_HINT = "provider:name. atrium:offline is built in (no network, follows a script: docs/tools.md). "
+const MODEL_HINT = "provider:name. atrium:offline is built in (no network, follows a script: docs/guide/tools.md). "
   + "openai:…, anthropic:… and openai-compatible:… work once the server has that provider set up "
-  + "(docs/models.md); otherwise saving says what is missing.";
+  + "(docs/guide/models.md); otherwise saving says what is missing.";
 
 /**
  * Models to suggest: only ones this server has accepted (the built-in model and those of the
