@@ -34,7 +34,9 @@ from tests.processes import (
 ROOT = Path(__file__).parents[2]
 VENV = Path(sys.executable).parents[1]
 DEFAULT_PORT = 8000
-PAGE_TIMEOUT = 240.0
+# A page starts a CLI process per command (about a second of CPU each, all imports), and the
+# longest pages hold twenty: under a busy CI machine's load they took over 3 minutes.
+PAGE_TIMEOUT = 540.0
 BACKGROUND_TIMEOUT = 60.0
 _MARK = "@@docs-block {}@@"
 _PYTHON_END = "__DOCS_PYTHON_END__"

@@ -13,7 +13,7 @@ import pytest
 
 from tests.conftest import _create_postgres_database
 from tests.docs.pages import Page, parse
-from tests.docs.runner import ROOT, PageFailed, run_page
+from tests.docs.runner import PAGE_TIMEOUT, ROOT, PageFailed, run_page
 
 PAGES = [ROOT / "README.md", *sorted((ROOT / "docs" / "guide").glob("*.md"))]
 SERVICES = {
@@ -34,6 +34,7 @@ PAGE_POSTGRES_URL = "postgresql+asyncpg://postgres@127.0.0.1:5432/atrium"
 PAGE_REDIS_URL = "redis://127.0.0.1:6379/0"
 
 
+@pytest.mark.timeout(PAGE_TIMEOUT + 60)
 @pytest.mark.parametrize("path", PAGES, ids=[str(p.relative_to(ROOT)) for p in PAGES])
 async def test_page_runs_as_written(path: Path, tmp_path: Path) -> None:
     page = parse(path)

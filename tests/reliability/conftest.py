@@ -112,6 +112,7 @@ class Seeded:
     run_id: str = ""
     artifact_id: str = ""
     webhook_id: str = ""
+    provider_id: str = ""
     extra: dict[str, Any] = field(default_factory=dict)
 
 
@@ -119,8 +120,8 @@ async def seed_account(
     client: httpx.AsyncClient, headers: dict[str, str], tag: str, *, run: bool = True
 ) -> Seeded:
     """A domain, a space, an agent, a finished run with an artifact (unless `run` is False: the
-    run is most of the cost), and a webhook endpoint (made after the run, on a name that never
-    resolves: nothing is ever sent to it)."""
+    run is most of the cost), a webhook endpoint and a model provider (made after the run, on
+    names that never resolve: nothing is ever sent to them)."""
     seeded = Seeded(headers=headers)
     domain = await client.post(
         "/api/v1/domains",
@@ -150,6 +151,13 @@ async def seed_account(
     )
     assert webhook.status_code == 201, webhook.text
     seeded.webhook_id = webhook.json()["webhook_id"]
+    provider = await client.post(
+        "/v1/providers",
+        json={"name": "seed", "base_url": f"https://{tag}.models.example.invalid/v1"},
+        headers=headers,
+    )
+    assert provider.status_code == 201, provider.text
+    seeded.provider_id = provider.json()["provider_id"]
     return seeded
 
 
@@ -160,6 +168,7 @@ def resource_paths(seeded: Seeded) -> dict[str, str]:
         "space": f"/api/v1/spaces/{seeded.space_id}",
         "agent": f"/v1/agents/{seeded.agent_id}",
         "webhook": f"/v1/webhooks/{seeded.webhook_id}",
+        "provider": f"/v1/providers/{seeded.provider_id}",
     }
     if seeded.run_id:
         run = f"{RUNS}/{seeded.run_id}"

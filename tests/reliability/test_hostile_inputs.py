@@ -140,6 +140,7 @@ def _real_path(path: str, seeded: Seeded) -> str:
         "run_id": seeded.run_id,
         "artifact_id": seeded.artifact_id,
         "webhook_id": seeded.webhook_id,
+        "provider": seeded.provider_id,
     }
     return _PARAM.sub(lambda match: values[match.group(1)], path)
 

@@ -29,6 +29,7 @@ _BODIES: dict[tuple[str, str], dict[str, Any]] = {
     ("PUT", "/api/v1/spaces/{id}"): {"data": {"name": "stolen", "color": "6"}},
     ("PATCH", "/api/v1/spaces/{id}"): {"data": {"color": "6"}},
     ("PUT", "/v1/agents/{agent_id}"): {"json": {"name": "stolen"}},
+    ("PUT", "/v1/providers/{provider}"): {"json": {"name": "stolen"}},
     ("POST", "/api/v1/public/agent/runs/{run_id}/actions"): {
         "json": {"tool_outputs": [{"tool_call_id": "call_1", "output": "stolen"}]}
     },
@@ -61,6 +62,7 @@ def _path_of(template: str, seeded: Seeded) -> str:
         "run_id": seeded.run_id,
         "artifact_id": seeded.artifact_id,
         "webhook_id": seeded.webhook_id,
+        "provider": seeded.provider_id,
     }
     return _PARAM.sub(lambda match: values[match.group(1)], template)
 
@@ -96,6 +98,7 @@ async def test_another_accounts_key_gets_404_on_every_record_operation(
         "agent owner",
         "seeded prompt owner",
         "owner.hooks.example.invalid",
+        "owner.models.example.invalid",
         owner.agent_id,
     ]
     for method, template in operations:
