@@ -17,6 +17,31 @@ from tests.processes import atrium_env, free_port, start_atrium, stop_process, w
 
 pytestmark = pytest.mark.usefixtures("chromium_path")
 OVERFLOW = "() => document.documentElement.scrollWidth - document.documentElement.clientWidth"
+# What runs past the edge of a row shown as a card: an element, or a line of text (measured by
+# a Range, as text has no box of its own), wider than the card or sticking out of it.
+PAST_THE_CARD = """() => {
+  const out = [];
+  for (const card of document.querySelectorAll("table.cards tbody tr")) {
+    const edge = card.getBoundingClientRect();
+    const elements = [...card.querySelectorAll("*")];
+    const boxes = elements.map((node) => [node, node.getBoundingClientRect()]);
+    const walker = document.createTreeWalker(card, NodeFilter.SHOW_TEXT);
+    for (let text = walker.nextNode(); text; text = walker.nextNode()) {
+      const range = document.createRange();
+      range.selectNodeContents(text);
+      boxes.push(...[...range.getClientRects()].map((box) => [text.parentElement, box]));
+    }
+    for (const [node, box] of boxes) {
+      if (box.width === 0) continue;
+      if (box.left < edge.left - 0.5 || box.right > edge.right + 0.5) {
+        out.push(`${node.tagName}: ${node.textContent.slice(0, 60)}`);
+      }
+    }
+  }
+  return out;
+}"""
+# A page URL with no place to break but its slashes: longer than a phone is wide.
+LONG_URL = "https://example.com/welcome/" + "a-very-long-landing-page-name" * 3
 
 
 @pytest.fixture(scope="module")
@@ -119,12 +144,22 @@ async def test_a_domain_is_verified_from_its_row(page: Any, server: Server, dns:
     assert served.status_code == 302
     assert served.headers["location"] == "https://example.com/welcome"
 
-    # On a phone: the record wraps, nothing scrolls sideways.
+    # On a phone: the record and the pages' URLs wrap inside their card, nothing scrolls
+    # sideways.
     async with _api(server, key) as http:
-        await http.post("/api/v1/domains", data={"name": "a-rather-long-name.shop.example.test"})
+        await http.post(
+            "/api/v1/domains",
+            data={
+                "name": "a-rather-long-name.shop.example.test",
+                "index_page": LONG_URL,
+                "not_found_page": f"{LONG_URL}/not-found",
+            },
+        )
     await page.set_viewport_size(PHONE)
     await page.reload()
     long_name = page.get_by_role("button", name="Verify a-rather-long-name.shop.example.test")
     await expect(long_name).to_be_visible()
+    await expect(page.get_by_text(LONG_URL, exact=True)).to_be_visible()
     assert await page.evaluate(OVERFLOW) <= 0
+    assert await page.evaluate(PAST_THE_CARD) == []
     await shot(page, "phone-11-domain-verification")
