@@ -46,6 +46,15 @@ AGENTS_PREFIX = "/v1"
 RETRYABLE_STREAM_STATUSES = frozenset({429, 502, 503, 504})
 
 
+def no_api_key(argument: str) -> ConfigurationError:
+    """The error of a client given no key; `argument` is how its user passes one: `api_key=` to
+    the Python client, `--api-key` to the `atrium` commands."""
+    return ConfigurationError(
+        f"no API key: pass {argument} or set {API_KEY_ENV} "
+        "(`atrium serve` prints one on first start; `atrium keys create` makes more)"
+    )
+
+
 @dataclass(frozen=True)
 class Options:
     """Resolved client settings (see `Client` for what each one does)."""
@@ -75,10 +84,7 @@ class Options:
         url = base_url or os.environ.get(URL_ENV) or DEFAULT_URL
         key = api_key or os.environ.get(API_KEY_ENV)
         if not key:
-            raise ConfigurationError(
-                f"no API key: pass api_key= or set {API_KEY_ENV} "
-                "(`atrium serve` prints one on first start; `atrium keys create` makes more)"
-            )
+            raise no_api_key("api_key=")
         if not key.isprintable() or " " in key:
             # Sent as it is, it would fail in the HTTP library as an illegal header, which
             # reads like an unreachable server; a pasted line or two is the usual cause.

@@ -14,6 +14,7 @@ from rich.spinner import Spinner
 from rich.table import Table
 from rich.text import Text
 
+from atrium.client._table_fit import RecordTable
 from atrium.client.models import (
     Agent,
     Artifact,
@@ -361,11 +362,13 @@ def artifacts_table(artifacts: Iterable[Artifact]) -> Table:
 
 
 def runs_table(runs: Iterable[Run]) -> Table:
-    table = Table(box=box.SIMPLE_HEAD)
+    # Narrow, a run is told apart by its prompt: the agent (`runs get` shows it), the time it
+    # took and its credits go before the prompt is cut below 32 characters.
+    table = RecordTable(box=box.SIMPLE_HEAD, optional=("agent", "took", "credits"))
     table.add_column("run", no_wrap=True)
     table.add_column("status", no_wrap=True)
     table.add_column("agent", no_wrap=True)
-    table.add_column("prompt", no_wrap=True, overflow="ellipsis", max_width=48)
+    table.add_column("prompt", no_wrap=True, overflow="ellipsis", min_width=32, max_width=48)
     table.add_column("created (UTC)", no_wrap=True)
     table.add_column("took", justify="right", no_wrap=True)
     table.add_column("credits", justify="right", no_wrap=True)
@@ -421,9 +424,11 @@ def agent_details(agent: Agent) -> Table:
 
 
 def webhooks_table(webhooks: Iterable[Webhook]) -> Table:
-    table = Table(box=box.SIMPLE_HEAD)
+    table = RecordTable(box=box.SIMPLE_HEAD, optional=("created (UTC)",))
     table.add_column("webhook", no_wrap=True)
-    table.add_column("url", no_wrap=True)
+    # Narrower than 40, the URL folds over lines: every character of it stays (`webhooks get`
+    # shows it in this table too).
+    table.add_column("url", overflow="fold", min_width=40)
     table.add_column("events")
     table.add_column("created (UTC)", no_wrap=True)
     for webhook in webhooks:
@@ -440,13 +445,17 @@ DELIVERY_STYLE = {"pending": "yellow", "delivered": "green", "failed": "red"}
 
 
 def deliveries_table(deliveries: Iterable[WebhookDelivery]) -> Table:
-    table = Table(box=box.SIMPLE_HEAD)
+    # Narrow, the run and the event go first: a failing endpoint is read from the status, the
+    # tries, the error and the next try.
+    table = RecordTable(box=box.SIMPLE_HEAD, optional=("run", "event", "next try (UTC)"))
     table.add_column("delivery", no_wrap=True)
     table.add_column("run", no_wrap=True)
     table.add_column("event", no_wrap=True)
     table.add_column("status", no_wrap=True)
     table.add_column("tries", justify="right")
-    table.add_column("response", overflow="fold")
+    # An error wraps between words; a word too long for the cell (a URL) ends in "…" rather
+    # than running on over lines of a few characters each.
+    table.add_column("response", overflow="ellipsis", min_width=20)
     table.add_column("next try (UTC)", no_wrap=True)
     for delivery in deliveries:
         response = str(delivery.response_status) if delivery.response_status else ""

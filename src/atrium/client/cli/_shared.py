@@ -6,19 +6,20 @@ from __future__ import annotations
 import json
 import os
 import sys
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Annotated, Any, TypeVar
 
 import typer
 from pydantic import BaseModel
-from rich.console import Console, RenderableType
+from rich.console import Console, ConsoleDimensions, RenderableType
 from rich.markup import escape
-from rich.measure import Measurement
 from rich.table import Table
 
+from atrium.client._core import no_api_key
 from atrium.client._sync import Client
+from atrium.client._table_fit import fit
 from atrium.client.errors import (
     APIConnectionError,
     APIError,
@@ -27,25 +28,48 @@ from atrium.client.errors import (
     InvalidParameterError,
 )
 
-# Piped output is not cut to 80 columns: ids in tables stay whole. Lines of text are never
-# wrapped (soft wrap): a path or an id split over two lines breaks scripts and copy-paste, and
-# a terminal wraps long lines by itself.
-_PIPED_WIDTH = None if sys.stdout.isatty() or "COLUMNS" in os.environ else 160
-console = Console(highlight=False, width=_PIPED_WIDTH, soft_wrap=True)
+# Output to a file or a pipe without COLUMNS is not cut to rich's 80 columns: a file has no
+# width, and the tables of `domains get` or a run's artifacts print their ids whole.
+PIPED_WIDTH = 160
+
+
+class _Console(Console):
+    """A console whose width is looked up each time it prints, not once when it is made (typer's
+    CliRunner sets COLUMNS for each command it runs): COLUMNS where it is set, else the
+    terminal's; `PIPED_WIDTH` for output to no terminal."""
+
+    @property
+    def size(self) -> ConsoleDimensions:
+        measured = super().size
+        columns = os.environ.get("COLUMNS", "")
+        if columns.isdigit():
+            return ConsoleDimensions(int(columns), measured.height)
+        if self.is_terminal:
+            return measured
+        return ConsoleDimensions(PIPED_WIDTH, measured.height)
+
+    @size.setter
+    def size(self, new_size: tuple[int, int]) -> None:
+        self.width, self.height = new_size
+
+
+# Lines of text are never wrapped (soft wrap): a path or an id split over two lines breaks
+# scripts and copy-paste, and a terminal wraps long lines by itself.
+console = _Console(highlight=False, soft_wrap=True)
 errors = Console(stderr=True, highlight=False, soft_wrap=True)
 
 
 def print_table(table: Table) -> None:
-    """Print a table no narrower than its unbreakable cells need. On a narrow terminal rich
-    would cut an id to `run_Lk5d…`, which nobody can copy; a line too long for the terminal
-    is wrapped by the terminal instead."""
-    unbounded = console.options.update_width(10_000)
-    for column in table.columns:
-        if column.no_wrap:  # a no-wrap cell is unbreakable: rich measures it by its words
-            cells = [column.header, *column.cells]
-            widest = max(Measurement.get(console, unbounded, cell).maximum for cell in cells)
-            column.min_width = min(widest, column.max_width or widest)
-    needed = Measurement.get(console, unbounded, table).minimum
+    """Print a table within the output's width, its ids whole (`fit`: cut cells shrink, optional
+    columns go, a note on stderr names them). A table whose ids alone are wider is printed as
+    wide as they need: rich would cut an id to `run_Lk5d…`, which nobody can copy, and a line
+    too long for the terminal is wrapped by the terminal instead."""
+    needed, left_out = fit(table, console, console.width)
+    if left_out:
+        errors.print(
+            f"[dim]Not shown at {console.width} columns: {escape(', '.join(left_out))}; "
+            "--json has every field.[/]"
+        )
     if needed <= console.width:
         console.print(table)
         return
@@ -93,23 +117,31 @@ JsonOption = Annotated[
 
 CLI_STREAM_RECONNECTS = 70
 
-# Server parameter names → the option a user typed.
+# Server parameter names → the option a user typed, for the parameters that only ever come from
+# one option; a command whose parameter may come from an option or a file names it per call.
 _OPTION_OF = {
     "start_date": "--from",
     "end_date": "--to",
     "agent_id": "--agent",
-    "config.model": "--model",
-    "config.tools": "--tools-file / --tool",
-    "config.output_schema": "--output-schema-file",
     "api_key": "--provider-key / --no-key",
     "headers": "--header",
 }
 
 
 @contextmanager
-def client(url: str | None, api_key: str | None) -> Iterator[Client]:
-    """A client for one command; API errors become a message and exit status 1."""
+def client(
+    url: str | None, api_key: str | None, *, options: Mapping[str, str] | None = None
+) -> Iterator[Client]:
+    """A client for one command; API errors become a message and exit status 1. A 400 on a
+    parameter names the option that gave it: `options` maps the server's name of each
+    parameter this command's options set (`config.temperature`) to the option
+    (`--temperature`)."""
+    named = {**_OPTION_OF, **(options or {})}
     try:
+        if not api_key:
+            # Typer has read ATRIUM_API_KEY into `api_key` already; the client's own message
+            # would name its Python argument.
+            raise no_api_key("--api-key")
         # A person following a run would rather wait out a server restart than be dropped:
         # about five minutes of reconnects (Ctrl-C detaches at any time).
         with Client(url, api_key, stream_reconnects=CLI_STREAM_RECONNECTS) as opened:
@@ -120,7 +152,7 @@ def client(url: str | None, api_key: str | None) -> Iterator[Client]:
     except APIError as exc:
         message = f"[red]error:[/] {exc.status_code} {exc.code}: {escape(exc.message)}"
         if isinstance(exc, InvalidParameterError) and exc.parameter:
-            parameter = _OPTION_OF.get(exc.parameter, exc.parameter)
+            parameter = named.get(exc.parameter, exc.parameter)
             message += f" [dim](parameter: {escape(parameter)})[/]"
         if exc.status_code == 401:
             message += "\n[dim]Check ATRIUM_API_KEY (or --api-key).[/]"
@@ -139,7 +171,9 @@ def client(url: str | None, api_key: str | None) -> Iterator[Client]:
 
 def _plain(value: Any) -> Any:
     if isinstance(value, BaseModel):
-        return value.model_dump(mode="json", by_alias=True)
+        # The fields the server sent, not the client's defaults for those it leaves out
+        # (`"secret": null`): `--json` prints the API's shapes.
+        return value.model_dump(mode="json", by_alias=True, exclude_unset=True)
     if isinstance(value, dict):
         return {key: _plain(item) for key, item in value.items()}
     if isinstance(value, list | tuple):

@@ -74,26 +74,45 @@ OutputSchemaFileOption = Annotated[
 ]
 
 
+# Config keys → the option that sets each one.
+_KEY_OPTIONS = {
+    "model": "--model",
+    "temperature": "--temperature",
+    "instructions": "--instructions",
+    "max_output_tokens": "--max-output-tokens",
+    "tools": "--tool",
+}
+
+
 def _config(
     *,
     config_file: Path | None,
     tools_file: Path | None,
     output_schema_file: Path | None,
-    **given: Any,
-) -> dict[str, Any]:
-    """The config keys to send: the file's, then the files of single keys, then the options."""
+    **keys: Any,
+) -> tuple[dict[str, Any], dict[str, str]]:
+    """The config keys to send: the file's, then the files of single keys, then the options;
+    and where each came from, by the server's name of its parameter (`config.temperature` →
+    `--temperature`), for `client(options=…)`."""
     config: dict[str, Any] = {}
+    sources: dict[str, str] = {}
     if config_file is not None:
         loaded = read_json_file(config_file, option="--config-file")
         if not isinstance(loaded, dict):
             raise typer.BadParameter("must hold a JSON object", param_hint="--config-file")
         config.update(loaded)
+        sources.update({f"config.{key}": f"{key} in --config-file" for key in loaded})
     if tools_file is not None:
         config["tools"] = read_json_file(tools_file, option="--tools-file")
+        sources["config.tools"] = "--tools-file"
     if output_schema_file is not None:
         config["output_schema"] = read_json_file(output_schema_file, option="--output-schema-file")
-    config.update({key: value for key, value in given.items() if value is not None})
-    return config
+        sources["config.output_schema"] = "--output-schema-file"
+    for key, value in keys.items():
+        if value is not None:
+            config[key] = value
+            sources[f"config.{key}"] = _KEY_OPTIONS[key]
+    return config, sources
 
 
 @agents_app.command("list")
@@ -142,7 +161,7 @@ def agents_create(
     api_key: KeyOption = None,
 ) -> None:
     """Create an agent; use its id with `atrium run --agent`."""
-    config = _config(
+    config, sources = _config(
         config_file=config_file,
         tools_file=tools_file,
         output_schema_file=output_schema_file,
@@ -152,7 +171,9 @@ def agents_create(
         max_output_tokens=max_output_tokens,
         tools=tool,
     )
-    with client(url, api_key) as atrium:
+    if description is not None:
+        sources["description"] = "--description"
+    with client(url, api_key, options=sources) as atrium:
         agent = atrium.agents.create(name, description=description, config=config or None)
     if as_json:
         print_json(agent)
@@ -180,7 +201,7 @@ def agents_update(
 ) -> None:
     """Change an agent: the fields and config keys given replace the agent's, the others stay
     (e.g. `atrium agents update agt_… --model openai:gpt-4o-mini`)."""
-    config = _config(
+    config, sources = _config(
         config_file=config_file,
         tools_file=tools_file,
         output_schema_file=output_schema_file,
@@ -192,7 +213,9 @@ def agents_update(
     )
     if name is None and description is None and not config:
         raise typer.BadParameter("give at least one field to change", param_hint="options")
-    with client(url, api_key) as atrium:
+    given = {"name": name, "description": description}
+    sources.update({field: f"--{field}" for field, value in given.items() if value is not None})
+    with client(url, api_key, options=sources) as atrium:
         agent = atrium.agents.update(
             agent_id, name=name, description=description, config=config or None
         )

@@ -77,8 +77,8 @@ def domains_table(domains: Sequence[Domain]) -> Table:
     table.add_column("id", justify="right", no_wrap=True)
     table.add_column("name", no_wrap=True)
     table.add_column("verified", no_wrap=True)
-    table.add_column("index page", no_wrap=True, overflow="ellipsis", max_width=40)
-    table.add_column("404 page", no_wrap=True, overflow="ellipsis", max_width=40)
+    table.add_column("index page", no_wrap=True, overflow="ellipsis", min_width=16, max_width=40)
+    table.add_column("404 page", no_wrap=True, overflow="ellipsis", min_width=16, max_width=40)
     table.add_column("created (UTC)", no_wrap=True)
     for domain in domains:
         table.add_row(

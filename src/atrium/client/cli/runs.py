@@ -80,7 +80,7 @@ def run(
     """Start an agent run and follow it live: status, model text, artifacts, credits.
     With --json, wait for the end and print the finished run (with --no-follow: the new one)."""
     config: dict[str, Any] | None = {"model": model} if model is not None else None
-    with client(url, api_key) as atrium:
+    with client(url, api_key, options={"config.model": "--model"}) as atrium:
         created = atrium.runs.create(prompt, agent_id=agent, thread_id=thread, config=config)
         if not follow:
             if as_json:
@@ -284,7 +284,8 @@ def runs_list(
     filters = {"status": status, "agent_id": agent, "thread_id": thread}
     with client(url, api_key) as atrium:
         if every:
-            page = RunPage(data=list(atrium.runs.iter_all(**filters, limit=limit)), has_more=False)
+            found = list(atrium.runs.iter_all(**filters, limit=limit))
+            page = RunPage(data=found, has_more=False, next_cursor=None)
         else:
             page = atrium.runs.list(**filters, limit=limit, cursor=cursor)
     if as_json:

@@ -125,7 +125,7 @@ def webhooks_deliveries(
     with client(url, api_key) as atrium:
         if every:
             deliveries = atrium.webhooks.iter_deliveries(webhook_id, run_id=run, limit=limit)
-            page = DeliveryPage(data=list(deliveries), has_more=False)
+            page = DeliveryPage(data=list(deliveries), has_more=False, next_cursor=None)
         else:
             page = atrium.webhooks.delivery_page(webhook_id, run_id=run, limit=limit, cursor=cursor)
     if as_json:
