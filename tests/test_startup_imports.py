@@ -76,3 +76,14 @@ def test_heavy_libraries_are_imported_on_first_use(tmp_path: Path) -> None:
         "openai-compatible:llama3": ["anthropic", "openai", "pydantic_ai"],
         "MCP toolset": ["anthropic", "fastmcp", "mcp", "openai", "pydantic_ai", "pydantic_ai.mcp"],
     }
+
+
+def test_the_client_commands_start_without_the_servers_settings() -> None:
+    """`atrium run`, `atrium runs …` and the other client commands talk HTTP: importing the
+    command line must not import the server's settings (pydantic-settings and the settings
+    module were a fifth of their start)."""
+    code = "import sys, atrium.cli; print(sorted(m for m in sys.modules if 'settings' in m))"
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, env=atrium_env(), check=True
+    )
+    assert done.stdout.strip() == "[]", done.stdout

@@ -16,10 +16,10 @@ from rich.console import Console
 from atrium.client.cli import App
 from atrium.client.cli import register as register_client_commands
 from atrium.client.cli._shared import JsonOption, print_json, print_list
-from atrium.settings import Settings, get_settings
 
 if TYPE_CHECKING:
     from atrium.db.migrate import Upgraded
+    from atrium.settings import Settings
 
 app = App(
     help="atrium: self-hosted domains, spaces, agents and durable agent runs.", no_args_is_help=True
@@ -39,6 +39,10 @@ def _settings() -> Settings:
     from pydantic import ValidationError
     from pydantic_settings import SettingsError
     from rich.markup import escape
+
+    # Imported here: the client commands, most of what a user types, never need the server's
+    # settings (pydantic-settings and the settings module were a fifth of their start).
+    from atrium.settings import get_settings
 
     try:
         return get_settings()
