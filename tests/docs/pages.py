@@ -17,7 +17,9 @@ language, then flags:
   be in the block's output; `…` in a line matches anything.
 
 A page may also say, in a comment of its own, what it needs: `<!-- docs-test: needs postgres
-redis -->` skips the page where the test run has no such server.
+redis -->` skips the page where the test run has no such server; where it has them, the page's
+`postgresql+asyncpg://postgres@127.0.0.1:5432/atrium` becomes a database made for the page and
+`redis://127.0.0.1:6379/0` the test run's Redis (tests/docs/test_pages.py).
 """
 
 from __future__ import annotations
