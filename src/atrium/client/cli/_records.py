@@ -1,15 +1,20 @@
 """What the `domains` and `spaces` commands share: phpShort's list options (search, sort, page
-size, page) and the footer that says where the other pages are."""
+size, page), and how a page of records is printed with the footer that says where the other
+pages are."""
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
+from collections.abc import Callable, Sequence
+from typing import Annotated, Any, Literal, TypeVar
 
 import typer
+from rich.table import Table
 
 from atrium.client._calls import ListFilters
-from atrium.client.cli._shared import errors
+from atrium.client.cli._shared import console, errors, print_json, print_table
 from atrium.client.models import Page
+
+R = TypeVar("R")
 
 SearchOption = Annotated[
     str | None, typer.Option(metavar="TEXT", help="Only names containing TEXT (any case).")
@@ -48,3 +53,24 @@ def more_pages(page: Page[Any], *, again: str, noun: str) -> None:
     if page.has_next:
         note += f" Next: {again} --page {meta.current_page + 1}"
     errors.print(f"[dim]{note}[/]")
+
+
+def print_records(
+    page: Page[R],
+    *,
+    noun: str,
+    searched: bool,
+    table: Callable[[Sequence[R]], Table],
+    as_json: bool,
+) -> None:
+    """A page of `atrium NOUN list`: its JSON, or its table and where the other pages are, or
+    what to do when it is empty."""
+    if as_json:
+        print_json(page)
+        return
+    if not page.data:
+        empty = f"No {noun} yet. Add one: atrium {noun} create NAME"
+        console.print(f"No {noun} match." if searched else empty)
+        return
+    print_table(table(page.data))
+    more_pages(page, again=f"atrium {noun} list", noun=noun)

@@ -21,7 +21,7 @@ from atrium.client.cli._records import (
     SortByOption,
     SortOption,
     filters,
-    more_pages,
+    print_records,
 )
 from atrium.client.cli._shared import (
     JsonOption,
@@ -31,7 +31,6 @@ from atrium.client.cli._shared import (
     console,
     print_json,
     print_result,
-    print_table,
 )
 from atrium.client.models import Domain
 
@@ -171,16 +170,9 @@ def domains_list(
         found = atrium.domains.list(
             page=page, **filters(search=search, sort_by=sort_by, sort=sort, per_page=per_page)
         )
-    if as_json:
-        print_json(found)
-        return
-    if not found.data:
-        console.print(
-            "No domains match." if search else "No domains yet. Add one: atrium domains create NAME"
-        )
-        return
-    print_table(domains_table(found.data))
-    more_pages(found, again="atrium domains list", noun="domains")
+    print_records(
+        found, noun="domains", searched=bool(search), table=domains_table, as_json=as_json
+    )
 
 
 @domains_app.command("get")

@@ -17,17 +17,14 @@ from atrium.client.cli._records import (
     SortByOption,
     SortOption,
     filters,
-    more_pages,
+    print_records,
 )
 from atrium.client.cli._shared import (
     JsonOption,
     KeyOption,
     UrlOption,
     client,
-    console,
-    print_json,
     print_result,
-    print_table,
 )
 from atrium.client.models import Space
 
@@ -78,16 +75,7 @@ def spaces_list(
         found = atrium.spaces.list(
             page=page, **filters(search=search, sort_by=sort_by, sort=sort, per_page=per_page)
         )
-    if as_json:
-        print_json(found)
-        return
-    if not found.data:
-        console.print(
-            "No spaces match." if search else "No spaces yet. Add one: atrium spaces create NAME"
-        )
-        return
-    print_table(spaces_table(found.data))
-    more_pages(found, again="atrium spaces list", noun="spaces")
+    print_records(found, noun="spaces", searched=bool(search), table=spaces_table, as_json=as_json)
 
 
 @spaces_app.command("get")
