@@ -162,6 +162,8 @@ class AgentConfig(_Model):
     max_output_tokens: int | None = None
     # Built-in tools by name; MCP servers and functions as objects (header values "***").
     tools: list[str | dict[str, Any]] = Field(default_factory=list)
+    # A JSON Schema (an object type): the runs' `result` is then such an object.
+    output_schema: dict[str, Any] | None = None
 
 
 class Agent(_Model):
