@@ -153,6 +153,8 @@ def test_registration_refuses_every_non_public_literal_and_names_the_setting(url
         "https://hooks.example.com/x",
         "https://hooks_1.example.com./x",
         "https://bücher.example/x",
+        "https://xn--bcher-kva.example/x",
+        "https://hooks.xn--bcher-kva.example/x",
         "http://93.184.216.34:8080/",
         "http://[2606:4700::1]/",
     ],
@@ -171,6 +173,15 @@ def test_registration_takes_names_and_public_literals(url: str) -> None:
         ("https://hooks.example.com:99999/", "valid URL"),
         ("https://hooks.example*/", r"valid URL \(host\)"),
         ("https://hooks..example.com/", r"valid URL"),
+        # Malformed IDNA: httpx decodes a host that starts with an A-label, and raises idna's
+        # own error; one further on is judged the same way.
+        ("http://xn--/x", r"valid URL \(host\)"),
+        ("http://XN--/x", r"valid URL \(host\)"),
+        ("http://xn--a.xn--/", r"valid URL \(host\)"),
+        ("http://xn--zz.example.com/", r"valid URL \(host\)"),
+        ("http://xn--mnchen-3ya.a_b.example/", r"valid URL \(host\)"),
+        ("http://hooks.xn--zz.example.com/", r"valid URL \(host\)"),
+        ("http://" + "a" * 64 + ".example.com/", r"valid URL \(host\)"),
     ],
 )
 def test_registration_refuses_malformed_urls(url: str, reason: str) -> None:

@@ -5,11 +5,16 @@ wait ends."""
 from __future__ import annotations
 
 import asyncio
+from datetime import datetime
 
 import httpx
 import pytest
+from asgi_lifespan import LifespanManager
 
+from atrium.app import create_app
 from atrium.auth.service import IssuedKey
+from atrium.kit.time import utcnow
+from atrium.settings import Settings
 from tests.conftest import KeyFactory, bearer
 from tests.run_fixtures import AgentFactory
 from tests.runs.actions_helpers import LOOKUP, act, events_of, wait_status
@@ -256,6 +261,42 @@ class TestExpiry:
         call_id = waiting["required_action"]["tool_calls"][0]["id"]
         body = {"tool_outputs": [{"tool_call_id": call_id, "output": "too late"}]}
         assert (await act(client, auth, run["run_id"], body)).status_code == 409
+
+
+class TestAnswerPastExpiryBeforeTheSweep:
+    """An answer after `expires_at` but before any sweep failed the run is a 409, as one after
+    the sweep is. The app answering has no worker, so no sweep runs: the worker app that parked
+    the run is stopped first, long before its next sweep (every lease / 3 s, here 10 s)."""
+
+    @pytest.fixture
+    def settings_overrides(self) -> dict[str, object]:
+        return {"run_worker": False, "run_action_timeout_seconds": 1.5}
+
+    async def test_a_late_answer_is_a_409(
+        self,
+        client: httpx.AsyncClient,
+        auth: dict[str, str],
+        agent_id: str,
+        settings: Settings,
+    ) -> None:
+        worker = create_app(settings.model_copy(update={"run_worker": True}))
+        async with LifespanManager(worker):
+            transport = httpx.ASGITransport(app=worker)
+            async with httpx.AsyncClient(transport=transport, base_url="http://testserver") as it:
+                run = await create_run(it, auth, ONE_CALL, agent_id=agent_id)
+                waiting = await wait_status(it, auth, run["run_id"], "requires_action")
+        expires_at = datetime.fromisoformat(waiting["required_action"]["expires_at"])
+        await asyncio.sleep(max(0.0, (expires_at - utcnow()).total_seconds()) + 0.1)
+        call_id = waiting["required_action"]["tool_calls"][0]["id"]
+        body = {"tool_outputs": [{"tool_call_id": call_id, "output": "too late"}]}
+        late = await act(client, auth, run["run_id"], body)
+        assert late.status_code == 409, late.text
+        error = late.json()["error"]
+        assert error["code"] == "CONFLICT"
+        assert error["message"].startswith("the run's required action expired at ")
+        assert error["details"] == {"run_id": run["run_id"], "status": "requires_action"}
+        still = await client.get(f"{RUNS}/{run['run_id']}", headers=auth)
+        assert still.json()["status"] == "requires_action"  # the sweep will fail it
 
 
 async def test_a_waiting_run_with_an_output_schema_answers_an_object(

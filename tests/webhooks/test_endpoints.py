@@ -206,3 +206,33 @@ async def test_a_run_webhook_url_is_validated(
         response = await client.post(RUNS, json={"prompt": "hi", "webhook_url": url}, headers=auth)
         assert response.status_code == 400, (url, response.text)
         assert response.json()["error"]["details"]["parameter"] == "webhook_url"
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "http://xn--/x",
+        "http://xn--a.xn--/",
+        "https://xn--zz.example.com/",
+        "https://hooks.xn--zz.example.com/",
+        "http://a..b/",
+        "https://" + "a" * 64 + ".example.com/",
+    ],
+)
+async def test_a_malformed_host_is_a_400_naming_the_parameter(
+    client: httpx.AsyncClient, auth: dict[str, str], url: str
+) -> None:
+    """The one outbound check takes every registered URL: webhook endpoints, runs' webhook_url
+    and MCP servers."""
+    mcp = {"type": "mcp", "server_label": "docs", "server_url": url}
+    for path, body, parameter in (
+        (HOOKS, {"url": url}, "url"),
+        (RUNS, {"prompt": "hi", "webhook_url": url}, "webhook_url"),
+        ("/v1/agents", {"name": "a", "config": {"tools": [mcp]}}, "config.tools"),
+    ):
+        response = await client.post(path, json=body, headers=auth)
+        assert response.status_code == 400, (url, response.text)
+        error = response.json()["error"]
+        assert (error["code"], error["details"]["parameter"]) == ("INVALID_PARAMETER", parameter)
+        assert "is not a valid URL (host)" in error["message"], error
+    assert (await client.get(HOOKS, headers=auth)).json()["data"] == []

@@ -31,6 +31,7 @@ import typing
 
 import httpcore
 import httpx
+import idna
 
 from atrium.kit.dns import IPAddress, LookupFailed, Resolver, parse_address
 from atrium.settings import Settings
@@ -94,6 +95,29 @@ def ensure_public(host: str, addresses: typing.Iterable[IPAddress]) -> None:
             raise TargetRefused(f"{shown} is not a public address; {_allowing()}")
 
 
+def _host_of(url: httpx.URL) -> str:
+    """The URL's host as httpx reads it: it decodes a host whose first label is an A-label
+    (`xn--…`) with `idna`, whose error on a malformed one (`xn--`) is no `InvalidURL`."""
+    try:
+        return url.host
+    except UnicodeError:  # idna.IDNAError and its kinds
+        raise TargetRefused("is not a valid URL (host)") from None
+
+
+def _is_host_name(raw_host: str) -> bool:
+    """A name a resolver takes: LDH labels (httpx takes any characters in a host, such as
+    `a.example*`), each A-label (`xn--…`) decoding to Unicode, wherever it stands."""
+    if not _HOST_NAME.match(raw_host):
+        return False
+    for label in raw_host.rstrip(".").split("."):
+        if label[:4].lower() == "xn--":
+            try:
+                idna.decode(label)
+            except UnicodeError:
+                return False
+    return True
+
+
 def check_url(url: str, *, allow_private: bool) -> str:
     """The URL when it may be registered as an outbound target; TargetRefused otherwise.
 
@@ -112,14 +136,13 @@ def check_url(url: str, *, allow_private: bool) -> str:
         raise TargetRefused("is not a valid URL (port)")
     if parsed.scheme not in ("http", "https"):
         raise TargetRefused("must be an http or https URL")
-    host = parsed.host
+    host = _host_of(parsed)
     if not host:
         raise TargetRefused("must name a host")
     if parsed.userinfo:
         raise TargetRefused("must not carry credentials")
     raw_host = parsed.raw_host.decode("ascii", "replace")
-    if literal_address(host) is None and not _HOST_NAME.match(raw_host):
-        # httpx takes any characters in a host (`a.example*`); no resolver ever will.
+    if literal_address(host) is None and not _is_host_name(raw_host):
         raise TargetRefused("is not a valid URL (host)")
     if allow_private:
         return url

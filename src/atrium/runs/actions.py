@@ -20,7 +20,8 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from atrium.db.models import Run, RunStatus
 from atrium.errors import Conflict, InvalidParameter
-from atrium.kit.time import isoformat, utcnow
+from atrium.kit.json_depth import TOO_DEEP, too_deep
+from atrium.kit.time import as_utc, isoformat, utcnow
 from atrium.runs import lifecycle, waiting
 from atrium.runs.broker import Broker
 from atrium.runs.schemas import RunActions
@@ -47,6 +48,14 @@ def _checked_key(key: str | None) -> str | None:
             f"Idempotency-Key must be 1-{MAX_IDEMPOTENCY_KEY} printable characters",
         )
     return key
+
+
+def _checked_depth(data: RunActions) -> RunActions:
+    """Outputs nested too deep for the answer to be hashed, stored and shown are a 400."""
+    for index, item in enumerate(data.tool_outputs):
+        if too_deep(item.output):
+            raise InvalidParameter("tool_outputs", f"tool_outputs[{index}].output {TOO_DEEP}")
+    return data
 
 
 def _checked_answers(
@@ -109,7 +118,7 @@ def _replay(run: Run, stored_hash: str, request_hash: str) -> Answered:
 def _not_waiting(run: Run, now: datetime) -> Conflict:
     if run.status == waiting.REQUIRES_ACTION:  # another answer won, or the wait expired
         expires = run.action_expires_at
-        if expires is not None and expires <= now:
+        if expires is not None and as_utc(expires) <= now:  # naive from SQLite
             message = f"the run's required action expired at {isoformat(expires)}"
         else:
             message = "the run's required action was already answered"
@@ -130,7 +139,7 @@ async def submit_actions(
     """Answer the run's pending calls and put it back in the queue. The same Idempotency-Key
     and body answer again with the run as it is now; the same key with another body is a 409."""
     key = _checked_key(idempotency_key)
-    request_hash = _request_hash(data)
+    request_hash = _request_hash(_checked_depth(data))
     if key is not None:
         earlier = await session.run_sync(
             functools.partial(waiting.answer_by_key, run_id=run.id, key=key)

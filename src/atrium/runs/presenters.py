@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 from atrium.db.engine import Database
 from atrium.db.models import TERMINAL_STATUSES, Artifact, Run, RunStatus
 from atrium.http.groups import RUNS
+from atrium.kit.json_depth import too_deep
 from atrium.kit.time import isoformat
 from atrium.runs import service
 from atrium.runs.lifecycle import Usage
@@ -46,6 +48,14 @@ def artifact_out(settings: Settings, artifact: Artifact) -> ArtifactOut:
     )
 
 
+def _shown_metadata(run: Run) -> dict[str, Any]:
+    """The run's metadata, or `{}` for one nested deeper than a create takes: rows written
+    without that bound may hold one, and pydantic writes no value past 255 levels, so one such
+    row made every page of the account's runs a 500
+    (docs/decisions/0042-json-depth-and-input-edges.md)."""
+    return {} if too_deep(run.run_metadata) else run.run_metadata
+
+
 def run_out(settings: Settings, run: Run, artifacts: Sequence[Artifact] = ()) -> RunOut:
     """The run as the API shows it; `artifacts` matter only once the run is finished."""
     url = run_url(settings, run.id)
@@ -62,7 +72,7 @@ def run_out(settings: Settings, run: Run, artifacts: Sequence[Artifact] = ()) ->
         status_url=url,
         events_url=f"{url}/events",
         artifacts_url=f"{url}/artifacts",
-        metadata=run.run_metadata,
+        metadata=_shown_metadata(run),
     )
     if run.status == "requires_action" and run.required_action is not None:
         out.required_action = RequiredAction.model_validate(run.required_action)

@@ -30,6 +30,7 @@ from atrium.db.models import TERMINAL_STATUSES, Artifact, Run, RunStatus
 from atrium.errors import Conflict, InvalidParameter, NotFound
 from atrium.kit.cursor import decode_cursor, split_page
 from atrium.kit.ids import new_id
+from atrium.kit.json_depth import TOO_DEEP, too_deep
 from atrium.kit.time import utcnow
 from atrium.providers import repository as providers_repository
 from atrium.runs import event_repository, lifecycle, repository
@@ -102,6 +103,8 @@ def _checked_prompt(settings: Settings, prompt: str) -> str:
 def _checked_metadata(settings: Settings, metadata: dict[str, Any] | None) -> dict[str, Any]:
     if metadata is None:
         return {}
+    if too_deep(metadata):
+        raise InvalidParameter("metadata", f"metadata {TOO_DEEP}")
     try:
         encoded = json.dumps(metadata, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
         size = len(encoded.encode())
