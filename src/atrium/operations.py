@@ -13,7 +13,6 @@ import gc
 import logging
 from collections.abc import Awaitable, Callable, Iterator
 from functools import partial
-from pathlib import Path
 from typing import TypeVar
 
 import sniffio
@@ -25,6 +24,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from atrium.auth import repository as auth_repository
 from atrium.auth import service as auth_service
 from atrium.db.engine import Database
+from atrium.db.files import sqlite_file
 from atrium.db.migrate import Upgraded, upgrade
 from atrium.kit.malloc_trim import start_malloc_trim
 from atrium.observability.logs import install_log_escaping
@@ -103,29 +103,33 @@ def asyncio_thread() -> Iterator[None]:
         sniffio.thread_local.name = previous
 
 
-def _sqlite_path(settings: Settings) -> Path | None:
-    """The database file, when the database is a SQLite file."""
-    url = make_url(settings.database_url)
-    if url.get_backend_name() == "sqlite" and url.database not in (None, "", ":memory:"):
-        return Path(str(url.database)).expanduser().resolve()
-    return None
-
-
 def database_location(settings: Settings) -> str:
     """Where this command's data lives, for the line every server-side command prints: the
     SQLite file's absolute path, or the URL without its password."""
-    path = _sqlite_path(settings)
+    path = sqlite_file(settings.database_url)
     if path is not None:
         return str(path)
     return make_url(settings.database_url).render_as_string(hide_password=True)
 
 
 def migrate(settings: Settings) -> Upgraded:
-    """Apply migrations, creating a SQLite file's folder first."""
-    path = _sqlite_path(settings)
-    if path is not None:
-        path.parent.mkdir(parents=True, exist_ok=True)
-    return upgrade(settings)
+    """Apply migrations, creating a SQLite file and its folder first (private: `db.files`)."""
+    upgraded = upgrade(settings)
+    _warn_if_secrets_in_clear(settings)
+    return upgraded
+
+
+def _warn_if_secrets_in_clear(settings: Settings) -> None:
+    """A PostgreSQL deployment without `ATRIUM_SECRETS_KEY` stores webhook signing secrets in
+    clear (`webhooks.signing.sealed`): said at every start until the key is set."""
+    if (
+        settings.secrets_key is None
+        and make_url(settings.database_url).get_backend_name() != "sqlite"
+    ):
+        logging.getLogger("atrium").warning(
+            "ATRIUM_SECRETS_KEY is not set: webhook signing secrets are stored in clear in the "
+            "database (docs/guide/deploy.md#secrets-at-rest)"
+        )
 
 
 def _on_database(

@@ -293,8 +293,9 @@ class Settings(BaseSettings):
     secrets_key: SecretStr | None = Field(
         None,
         description="Fernet key(s) that encrypt stored secrets (MCP headers, providers' keys "
-        "and headers), comma-separated: the first encrypts, every one decrypts. Unset: a key "
-        "file beside the SQLite database; PostgreSQL needs it to store secrets.",
+        "and headers, webhook signing secrets), comma-separated: the first encrypts, every one "
+        "decrypts. Unset: a key file beside the SQLite database; PostgreSQL needs it to store "
+        "secrets (webhook signing secrets are then stored in clear).",
     )
     mcp_connect_timeout_seconds: float = Field(
         10.0, gt=0, description="Longest a run waits to connect to an MCP server."

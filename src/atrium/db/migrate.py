@@ -8,6 +8,7 @@ from pathlib import Path
 from alembic import command
 from alembic.config import Config
 
+from atrium.db.files import make_private_database_file
 from atrium.settings import Settings
 
 MIGRATIONS = Path(__file__).with_name("migrations")
@@ -26,11 +27,15 @@ def alembic_config(settings: Settings) -> Config:
     config = Config()
     config.set_main_option("script_location", str(MIGRATIONS))
     config.attributes["database_url"] = settings.database_url
+    # For the migrations that seal or open secrets with the deployment's key.
+    config.attributes["settings"] = settings
     return config
 
 
 def upgrade(settings: Settings, revision: str = "head") -> Upgraded:
-    """Bring the database to `revision`; safe to run on every start."""
+    """Bring the database to `revision`; safe to run on every start. A SQLite file and its
+    folder are made private first (`db.files`)."""
+    make_private_database_file(settings.database_url)
     config = alembic_config(settings)
     # The environment (migrations/env.py) fills these in as it goes.
     applied: list[str] = []

@@ -94,9 +94,8 @@ async def create_run(
     if created.replayed:
         response.headers["Idempotent-Replayed"] = "true"
     out = presenters.view_out(settings, created.view)
-    secret = created.view.run.webhook_secret
-    if secret is not None:
-        out.webhook_secret = secret  # shown here only (docs/design.md#webhooks)
+    if created.webhook_secret is not None:
+        out.webhook_secret = created.webhook_secret  # shown here only (docs/design.md#webhooks)
     return out
 
 

@@ -31,6 +31,7 @@ from atrium.errors import Conflict, InvalidParameter, NotFound
 from atrium.kit.cursor import decode_cursor, split_page
 from atrium.kit.ids import new_id
 from atrium.kit.json_depth import TOO_DEEP, too_deep
+from atrium.kit.secrets import SecretBox, SecretsUnavailable
 from atrium.kit.time import utcnow
 from atrium.providers import repository as providers_repository
 from atrium.runs import event_repository, lifecycle, repository
@@ -60,6 +61,8 @@ class RunView:
 class CreatedRun:
     view: RunView
     replayed: bool
+    # The signing secret of the run's `webhook_url`, which its row holds only sealed.
+    webhook_secret: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -133,7 +136,7 @@ def _checked_idempotency_key(key: str | None) -> str | None:
 
 
 async def _replayed(
-    db: Database, *, account_id: int, key: str, request_hash: str
+    db: Database, *, settings: Settings, account_id: int, key: str, request_hash: str
 ) -> CreatedRun | None:
     """The run created earlier with this Idempotency-Key (a 409 if its body differed).
 
@@ -158,7 +161,18 @@ async def _replayed(
         if run is None:  # runs are never deleted; a key stays bound to its run
             return None
         (view,) = await _views(session, [run])
-    return CreatedRun(view, replayed=True)
+    return CreatedRun(view, replayed=True, webhook_secret=_opened_secret(settings, run))
+
+
+def _opened_secret(settings: Settings, run: Run) -> str | None:
+    """The run's signing secret, for its creator's replay; left out if the deployment's key no
+    longer opens it (its deliveries fail, saying why)."""
+    if run.webhook_secret is None:
+        return None
+    try:
+        return signing.opened(run.webhook_secret, SecretBox.of(settings))
+    except SecretsUnavailable:
+        return None
 
 
 async def create_run(
@@ -199,7 +213,9 @@ async def create_run(
     key = _checked_idempotency_key(idempotency_key)
     request_hash = _request_hash(data) if key is not None else None
     if key is not None and request_hash is not None:
-        replayed = await _replayed(db, account_id=account_id, key=key, request_hash=request_hash)
+        replayed = await _replayed(
+            db, settings=settings, account_id=account_id, key=key, request_hash=request_hash
+        )
         if replayed is not None:
             return replayed
 
@@ -220,6 +236,7 @@ async def create_run(
             "updated_at": now,
         }
 
+    secret = signing.new_secret() if webhook_url is not None else None
     config = dict(agent.config)
     if data.config is not None:
         config.update(data.config.given())
@@ -235,7 +252,9 @@ async def create_run(
         "idempotency_key": key,
         "request_hash": request_hash,
         "webhook_url": webhook_url,
-        "webhook_secret": signing.new_secret() if webhook_url is not None else None,
+        "webhook_secret": None
+        if secret is None
+        else signing.sealed(secret, SecretBox.of(settings)),
         "attempts": 0,
         "cancel_requested": False,
         "input_tokens": 0,
@@ -253,12 +272,14 @@ async def create_run(
         if key is None or request_hash is None:
             raise
         # Another request with this Idempotency-Key committed first.
-        replayed = await _replayed(db, account_id=account_id, key=key, request_hash=request_hash)
+        replayed = await _replayed(
+            db, settings=settings, account_id=account_id, key=key, request_hash=request_hash
+        )
         if replayed is None:
             raise
         return replayed
     announcement.send(broker)
-    return CreatedRun(RunView(Run(**values)), replayed=False)
+    return CreatedRun(RunView(Run(**values)), replayed=False, webhook_secret=secret)
 
 
 async def _thread_of_account(db: Database, *, account_id: int, thread_id: str) -> str:

@@ -37,10 +37,10 @@ async def create_webhook(
 ) -> WebhookCreated:
     """Register an endpoint for `events` (default: run.completed, run.failed, run.cancelled).
     The response carries the signing `secret`, shown this once."""
-    endpoint = await service.create_webhook(
+    created = await service.create_webhook(
         session, settings=settings, account_id=principal.account_id, data=body
     )
-    return WebhookCreated.created(endpoint)
+    return WebhookCreated.created(created.endpoint, created.secret)
 
 
 # Declared before `/{webhook_id}`, which would otherwise take "deliveries" for an id.

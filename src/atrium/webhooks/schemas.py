@@ -68,8 +68,8 @@ class WebhookCreated(WebhookOut):
     secret: str = Field(description="`whsec_…`: verify signatures with it. Shown only here.")
 
     @classmethod
-    def created(cls, endpoint: WebhookEndpoint) -> WebhookCreated:
-        return cls(**WebhookOut.of(endpoint).model_dump(), secret=endpoint.secret)
+    def created(cls, endpoint: WebhookEndpoint, secret: str) -> WebhookCreated:
+        return cls(**WebhookOut.of(endpoint).model_dump(), secret=secret)
 
 
 class WebhookList(BaseModel):

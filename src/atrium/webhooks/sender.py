@@ -24,6 +24,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from atrium.db.batcher import WriteBatcher
 from atrium.db.engine import Database
 from atrium.kit.outbound import TargetRefused, outbound_client
+from atrium.kit.secrets import SecretBox, SecretsUnavailable
 from atrium.kit.time import as_utc, utcnow
 from atrium.kit.waiting import wait_event
 from atrium.observability.logs import escape_control
@@ -75,6 +76,7 @@ class WebhookSender:
         self.db = db
         self.batcher = batcher
         self.lock_rows = lock_rows
+        self._box = SecretBox.of(settings)
         self._wake = asyncio.Event()
         self._loop_task: asyncio.Task[None] | None = None
         self._purge_task: asyncio.Task[None] | None = None
@@ -199,9 +201,12 @@ class WebhookSender:
                 payload = await self.render(account_id=delivery.account_id, run_id=delivery.run_id)
             if delivery.secret is None:  # pragma: no cover - every delivery has a signer
                 raise TargetRefused("no signing secret")
+            secret = signing.opened(delivery.secret, self._box)
             # The whole attempt is bounded, lookup included: a trickling server cannot hold it.
             async with asyncio.timeout(self.settings.webhook_timeout_seconds):
-                status, body = await self._post(delivery, payload, delivery.secret)
+                status, body = await self._post(delivery, payload, secret)
+        except SecretsUnavailable as exc:
+            error = f"signing secret unavailable: {exc}"
         except TargetRefused as exc:
             error = f"target refused: {exc}"
         except TimeoutError:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
@@ -11,6 +12,7 @@ from atrium.errors import InvalidParameter, NotFound
 from atrium.kit.cursor import decode_cursor, split_page
 from atrium.kit.ids import new_id
 from atrium.kit.outbound import TargetRefused, check_url
+from atrium.kit.secrets import SecretBox
 from atrium.kit.time import utcnow
 from atrium.settings import Settings
 from atrium.webhooks import repository, signing
@@ -46,25 +48,34 @@ def _not_found(webhook_id: str) -> NotFound:
     return NotFound(f"no webhook with id {webhook_id[:64]!r}", details={"parameter": "webhook_id"})
 
 
+@dataclass(frozen=True, slots=True)
+class CreatedWebhook:
+    """A new endpoint and its signing secret, which the endpoint holds only sealed."""
+
+    endpoint: WebhookEndpoint
+    secret: str
+
+
 async def create_webhook(
     session: AsyncSession, *, settings: Settings, account_id: int, data: WebhookCreate
-) -> WebhookEndpoint:
+) -> CreatedWebhook:
     url = checked_url(settings, data.url, parameter="url")
     events = _checked_events(data.events)
     cap = settings.webhook_max_endpoints_per_account
     if await repository.count_endpoints(session, account_id=account_id) >= cap:
         raise InvalidParameter("url", f"an account may register at most {cap} webhooks")
+    secret = signing.new_secret()
     endpoint = WebhookEndpoint(
         id=new_id("wh"),
         account_id=account_id,
         url=url,
         events=events,
-        secret=signing.new_secret(),
+        secret=signing.sealed(secret, SecretBox.of(settings)),
         created_at=utcnow(),
     )
     session.add(endpoint)
     await session.flush()
-    return endpoint
+    return CreatedWebhook(endpoint, secret)
 
 
 async def list_webhooks(session: AsyncSession, *, account_id: int) -> Sequence[WebhookEndpoint]:

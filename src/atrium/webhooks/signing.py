@@ -2,6 +2,9 @@
 
 A secret is `whsec_` + base64 of 24 random bytes; the signed content is
 `{webhook-id}.{webhook-timestamp}.{body}`; the signature header is `v1,<base64 HMAC-SHA256>`.
+
+Secrets are stored sealed with the deployment's key, as MCP headers are (`kit.secrets`;
+docs/decisions/0044-webhook-secrets-sealed-and-private-files.md).
 """
 
 from __future__ import annotations
@@ -11,12 +14,30 @@ import hashlib
 import hmac
 import secrets
 
+from atrium.kit.secrets import SecretBox, SecretsUnavailable
+
 SECRET_PREFIX = "whsec_"
 _SECRET_BYTES = 24
 
 
 def new_secret() -> str:
     return SECRET_PREFIX + base64.b64encode(secrets.token_bytes(_SECRET_BYTES)).decode()
+
+
+def sealed(secret: str, box: SecretBox) -> str:
+    """`secret` as stored: encrypted with the deployment's key. A PostgreSQL deployment without
+    `ATRIUM_SECRETS_KEY` has no key and keeps it in clear: every webhook needs a secret, and
+    refusing them would take webhooks away from it (the server warns at start)."""
+    try:
+        return box.encrypt(secret)
+    except SecretsUnavailable:
+        return secret
+
+
+def opened(stored: str, box: SecretBox) -> str:
+    """The secret `sealed` stored; `SecretsUnavailable` when the key does not open it. A secret
+    in clear starts with `whsec_`, a Fernet token never does (its first byte is its version)."""
+    return stored if stored.startswith(SECRET_PREFIX) else box.decrypt(stored)
 
 
 def _key(secret: str) -> bytes:

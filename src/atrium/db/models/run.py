@@ -124,9 +124,10 @@ class Run(Base):
     run_metadata: Mapped[dict[str, Any]] = mapped_column("metadata", JSON)
     idempotency_key: Mapped[str | None] = mapped_column(String(200), default=None)
     request_hash: Mapped[str | None] = mapped_column(String(64), default=None)
-    # The run's own webhook (`webhook_url` on create) and the secret that signs it.
+    # The run's own webhook (`webhook_url` on create) and the secret that signs it (sealed,
+    # as an endpoint's).
     webhook_url: Mapped[str | None] = mapped_column(String(2048), default=None)
-    webhook_secret: Mapped[str | None] = mapped_column(String(64), default=None)
+    webhook_secret: Mapped[str | None] = mapped_column(Text, default=None)
 
     # Queue and lease.
     attempts: Mapped[int] = mapped_column(Integer, default=0)

@@ -23,8 +23,9 @@ class WebhookEndpoint(Base):
     url: Mapped[str] = mapped_column(String(2048))
     # Event kinds this endpoint receives (a subset of run.completed, run.failed, run.cancelled).
     events: Mapped[list[str]] = mapped_column(JSON)
-    # Kept in clear: signing needs it (Standard Webhooks uses a shared HMAC key).
-    secret: Mapped[str] = mapped_column(String(64))
+    # Sealed with the deployment's key (`webhooks.signing.sealed`): signing needs the secret
+    # itself (Standard Webhooks uses a shared HMAC key), so it cannot be hashed.
+    secret: Mapped[str] = mapped_column(Text)
     created_at: Mapped[datetime] = mapped_column(default=utcnow)
 
 
