@@ -94,7 +94,7 @@ async def test_an_answer_that_misses_the_schema_fails_with_output_invalid(
     done = await _run(client, auth, agent_id, 'output {"title": "no score"}')
     assert done["status"] == "failed"
     assert done["error"]["code"] == "OUTPUT_INVALID"
-    assert "'score' is a required property" in done["error"]["message"]
+    assert '"score" is a required property' in done["error"]["message"]
     assert "result" not in done
 
 
@@ -113,7 +113,7 @@ async def test_an_impossible_schema_fails_clearly(
     assert done["error"] == {
         "code": "OUTPUT_INVALID",
         "message": "the model's answer does not match the output schema: "
-        "'' is too short (at /code)",
+        '"" is shorter than 5 characters (at /code)',
     }
     assert done["billing"]["requests"] == 2  # the answer, then one retry with the error
 

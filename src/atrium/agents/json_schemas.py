@@ -1,10 +1,12 @@
 """JSON Schemas that callers give atrium: `config.output_schema` and function tools' `parameters`.
 
-Each must be an object schema (`"type": "object"`), at most 64 KB as JSON, valid against its
-meta-schema (the draft its `$schema` names; 2020-12 when it names none), with only local `$ref`s
-(`#/…`: atrium never fetches a schema) and none that recurse, which pydantic-ai's structured
-output cannot express; an output schema's `$ref`s must point into `#/$defs`. A per-run `config`
-reuses `OutputSchema` as it is.
+Each must be an object schema (`"type": "object"`), at most 64 KB as JSON and 64 levels deep
+(`kit.json_depth`), valid against its meta-schema (the draft its `$schema` names; 2020-12 when
+it names none), with only local `$ref`s (`#/…`, and so `$dynamicRef`s and `$recursiveRef`s:
+atrium never fetches a schema) and none that recurse, which pydantic-ai's structured output
+cannot express; an output schema's `$ref`s must point into `#/$defs`, and the validator that
+checks each run's answers must build from it (`kit.schema_validators`: every reference resolved
+within it, regexes the linear engine runs). A per-run `config` reuses `OutputSchema` as it is.
 """
 
 from __future__ import annotations
@@ -18,11 +20,16 @@ from jsonschema.exceptions import SchemaError
 from jsonschema.validators import validator_for
 from pydantic import AfterValidator, WithJsonSchema
 
+from atrium.kit.json_depth import TOO_DEEP, too_deep
+from atrium.kit.schema_validators import SchemaUnusable, build_validator
+
 MAX_SCHEMA_BYTES: Final = 65_536
 NO_ARGUMENTS: Final = {"type": "object", "properties": {}}
 
 
 _MISSING: Final = object()
+# The keywords that name another schema by URI: each one outside the document is a fetch.
+_REFERENCES: Final = ("$ref", "$dynamicRef", "$recursiveRef")
 
 
 def pointed_at(root: dict[str, Any], ref: str) -> Any:
@@ -41,7 +48,7 @@ def pointed_at(root: dict[str, Any], ref: str) -> Any:
 
 def _refs(node: object) -> list[str]:
     if isinstance(node, dict):
-        found = [node["$ref"]] if isinstance(node.get("$ref"), str) else []
+        found = [node[key] for key in _REFERENCES if isinstance(node.get(key), str)]
         return found + [ref for value in node.values() for ref in _refs(value)]
     if isinstance(node, list):
         return [ref for value in node for ref in _refs(value)]
@@ -50,6 +57,8 @@ def _refs(node: object) -> list[str]:
 
 def check_object_schema(schema: dict[str, Any]) -> dict[str, Any]:
     """The schema when it is one atrium can use; ValueError saying what is wrong otherwise."""
+    if too_deep(schema):  # before anything walks it recursively
+        raise ValueError(TOO_DEEP)
     try:
         encoded = json.dumps(schema, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
         size = len(encoded.encode())
@@ -78,7 +87,9 @@ def check_object_schema(schema: dict[str, Any]) -> dict[str, Any]:
         ) from None
     for ref in _refs(schema):
         if not ref.startswith("#"):
-            raise ValueError(f"may only use local $ref (#/…), not {ref[:200]!r}")
+            raise ValueError(
+                f"may only use local $ref, $dynamicRef and $recursiveRef (#/…), not {ref[:200]!r}"
+            )
         try:
             pointed_at(schema, ref)
         except KeyError:
@@ -103,6 +114,10 @@ def check_output_schema(schema: dict[str, Any]) -> dict[str, Any]:
     `#/properties/…`) would fail each run of the agent instead of this request. (A function
     tool's `parameters` go to the model as written, so they may use them.)"""
     check_object_schema(schema)
+    try:
+        build_validator(schema)
+    except SchemaUnusable as exc:
+        raise ValueError(f"cannot be used to check answers: {exc}") from None
     from pydantic import TypeAdapter
     from pydantic_ai import StructuredDict
 

@@ -1,9 +1,10 @@
 """Structured output: with `config.output_schema`, a run's result is a JSON object valid against it.
 
 pydantic-ai's `StructuredDict` gives the model the schema (as its output tool) but checks only
-that the answer is an object; the type made here also validates it with `jsonschema`, so an
-answer that misses the schema goes back to the model as a retry prompt naming what is wrong,
-and after pydantic-ai's output retries the run fails with OUTPUT_INVALID.
+that the answer is an object; the type made here also validates it (`kit.schema_validators`:
+no reference leaves the schema, regexes match in linear time), so an answer that misses the
+schema goes back to the model as a retry prompt naming what is wrong, and after pydantic-ai's
+output retries the run fails with OUTPUT_INVALID.
 """
 
 from __future__ import annotations
@@ -11,12 +12,11 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-from jsonschema import Draft202012Validator
-from jsonschema.exceptions import best_match
-from jsonschema.validators import validator_for
 from pydantic import GetCoreSchemaHandler
 from pydantic_ai import StructuredDict
 from pydantic_core import CoreSchema, core_schema
+
+from atrium.kit.schema_validators import SchemaUnusable, build_validator, first_error
 
 
 class StructuredOutput:
@@ -25,13 +25,18 @@ class StructuredOutput:
     def __init__(self, schema: dict[str, Any]) -> None:
         self.schema = schema
         self.last_error: str | None = None
-        self._validator = validator_for(schema, default=Draft202012Validator)(schema)
+        # A schema written before its references and regexes were checked at create: it fails
+        # every answer (OUTPUT_INVALID, saying why) rather than fetching or backtracking.
+        try:
+            self._validator = build_validator(schema)
+            self._unusable: str | None = None
+        except SchemaUnusable as exc:
+            self._unusable = f"the output schema cannot be used: {exc}"
 
     def _check(self, value: dict[str, Any]) -> dict[str, Any]:
-        error = best_match(self._validator.iter_errors(value))
+        error = self._unusable or first_error(self._validator, value)
         if error is not None:
-            where = "/".join(str(part) for part in error.absolute_path)
-            self.last_error = error.message[:500] + (f" (at /{where})" if where else "")
+            self.last_error = error
             raise ValueError(f"the answer does not match the output schema: {self.last_error}")
         return value
 
