@@ -9,7 +9,8 @@ SSE chunks, tool calls with streamed arguments, usage in the last chunk. Its beh
   it was told to make;
 - told an `output`, it answers by calling the run's output tool (`final_result`) with it;
 - `stall_request=n` makes the n-th request hang (a worker can be killed in the middle of it);
-- `pause=s` waits `s` seconds before each word of a streamed answer (a model writing slowly).
+- `pause=s` waits `s` seconds before each word of a streamed answer (a model writing slowly);
+- `call_id` is the id of every tool call it makes (`call_1`).
 """
 
 from __future__ import annotations
@@ -40,6 +41,7 @@ class ChatServer:
         output: dict[str, Any] | None = None,
         pause: float = 0.0,
         port: int | None = None,
+        call_id: str = "call_1",
     ) -> None:
         self.requests: list[dict[str, Any]] = []
         self.authorizations: list[str | None] = []  # each request's Authorization header
@@ -47,6 +49,7 @@ class ChatServer:
         self.tool_call = tool_call
         self.output = output
         self.pause = pause
+        self.call_id = call_id
         self._release = asyncio.Event()
         self.port = port or free_port()
         self.base_url = f"http://127.0.0.1:{self.port}/v1"
@@ -85,9 +88,10 @@ class ChatServer:
         move = self._move(body)
         if body.get("stream"):
             return StreamingResponse(
-                _chunks(body["model"], move, self.pause), media_type="text/event-stream"
+                _chunks(body["model"], move, self.pause, self.call_id),
+                media_type="text/event-stream",
             )
-        return JSONResponse(_completion(body["model"], move))
+        return JSONResponse(_completion(body["model"], move, self.call_id))
 
     def _move(self, body: dict[str, Any]) -> dict[str, Any]:
         messages = body["messages"]
@@ -113,12 +117,12 @@ def _usage() -> dict[str, int]:
     return {"prompt_tokens": 120, "completion_tokens": 30, "total_tokens": 150}
 
 
-def _completion(model: str, move: dict[str, Any]) -> dict[str, Any]:
+def _completion(model: str, move: dict[str, Any], call_id: str) -> dict[str, Any]:
     message: dict[str, Any] = {"role": "assistant", "content": move.get("content")}
     if "tool" in move:
         message["tool_calls"] = [
             {
-                "id": "call_1",
+                "id": call_id,
                 "type": "function",
                 "function": {"name": move["tool"], "arguments": move["arguments"]},
             }
@@ -139,7 +143,9 @@ def _completion(model: str, move: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-async def _chunks(model: str, move: dict[str, Any], pause: float) -> AsyncIterator[bytes]:
+async def _chunks(
+    model: str, move: dict[str, Any], pause: float, call_id: str
+) -> AsyncIterator[bytes]:
     def chunk(delta: dict[str, Any], finish: str | None = None) -> bytes:
         payload = {
             "id": "chatcmpl-test",
@@ -157,7 +163,7 @@ async def _chunks(model: str, move: dict[str, Any], pause: float) -> AsyncIterat
                 "tool_calls": [
                     {
                         "index": 0,
-                        "id": "call_1",
+                        "id": call_id,
                         "type": "function",
                         "function": {"name": move["tool"], "arguments": ""},
                     }
