@@ -29,7 +29,6 @@ always do.
 
 from __future__ import annotations
 
-import io
 import multiprocessing
 import os
 import shlex
@@ -50,13 +49,13 @@ import httpx
 
 from atrium.agents.models import OPENAI_COMPATIBLE
 from atrium.runtime.models import PROVIDER_MODULES
+from tests.cli_main import ATRIUM, run_cli
 
 # How long a server may take to start answering. A start-up is mostly imports: about 2 s of
 # CPU on a quiet machine, but 15-25 s were measured on a slow, shared CI machine. Waits end as
 # soon as the server answers, and at once when it exits, so a generous bound costs nothing.
 START_TIMEOUT = 120.0
 
-ATRIUM = str(Path(sys.executable).with_name("atrium"))
 # Shared with the benchmarks (bench/streaming_bench.py drives it at scale).
 SLOW_LLM = Path(__file__).parents[1] / "bench" / "slow_llm.py"
 LOG_TAIL_CHARS = 8000
@@ -86,6 +85,9 @@ PRELOAD = [
     "asyncpg",
     "uvicorn.loops.auto",
     "uvicorn.protocols.websockets.auto",
+    # What a client command (`atrium run`, `atrium runs …`) imports besides `atrium.cli`: the
+    # client and its pydantic models, 32-36 ms of CPU a forked command (calibration ~13 ms).
+    "atrium.client",
     # Last: freezes the heap the modules above built (tests/frozen_preload.py).
     "tests.frozen_preload",
 ]
@@ -266,19 +268,6 @@ def new_account_key(env: dict[str, str], *, tier: str = "standard") -> str:
         return made.result(timeout=60).key
 
 
-def _stream(fd: int, *, unbuffered: bool, line_buffering: bool) -> io.TextIOWrapper:
-    """A text stream on `fd` buffered as CPython buffers its standard streams."""
-    raw = io.FileIO(fd, "w", closefd=False)
-    binary: io.RawIOBase | io.BufferedWriter = raw if unbuffered else io.BufferedWriter(raw)
-    return io.TextIOWrapper(
-        binary,  # type: ignore[arg-type]
-        encoding="utf-8",
-        errors="backslashreplace" if fd == 2 else "strict",
-        line_buffering=line_buffering,
-        write_through=unbuffered,
-    )
-
-
 def _atrium_main(
     args: list[str], env: dict[str, str], cwd: str | None, files: tuple[str, str, str]
 ) -> None:
@@ -293,14 +282,7 @@ def _atrium_main(
         opened = os.open(path, flags)
         os.dup2(opened, fd)
         os.close(opened)
-    unbuffered = bool(env.get("PYTHONUNBUFFERED"))
-    sys.stdin = sys.__stdin__ = io.TextIOWrapper(io.FileIO(0, "r", closefd=False))
-    sys.stdout = sys.__stdout__ = _stream(1, unbuffered=unbuffered, line_buffering=False)
-    sys.stderr = sys.__stderr__ = _stream(2, unbuffered=unbuffered, line_buffering=True)
-    sys.argv = [ATRIUM, *args]
-    from atrium.cli import app
-
-    app(prog_name="atrium")
+    run_cli(args, env)
 
 
 class Forked:

@@ -4,7 +4,8 @@ What the runner changes, and only that: each loopback port the page names become
 (8000, atrium's default, becomes the port of the server the runner started); `atr_…` becomes a
 real key of a new account; the commands run in an empty folder where `.venv`, `examples` and
 `bench` are the checkout's, so `.venv/bin/atrium` and `python examples/…` run as written, with
-`ATRIUM_URL` set to the server.
+`ATRIUM_URL` set to the server. The client's commands (`atrium run`, `atrium runs …`) are forked
+from a process that has imported the client (forked_cli.py): a page runs up to two dozen.
 """
 
 from __future__ import annotations
@@ -14,14 +15,18 @@ import shlex
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from pathlib import Path
 
+from tests.docs import forked_cli
 from tests.docs.pages import Block, Page, expected_lines, remap
 from tests.processes import (
+    SPAWN,
+    START_TIMEOUT,
     atrium_env,
     free_port,
     log_tail,
@@ -135,10 +140,45 @@ def _failure(page: Page, block: Block, output: str, why: str, extra: str = "") -
     )
 
 
-def _link_checkout(workdir: Path) -> None:
-    (workdir / ".venv").symlink_to(VENV)
+@contextmanager
+def _checkout(workdir: Path) -> Iterator[None]:
+    """`examples`, `bench` and `.venv` in `workdir` as the checkout's, but for `.venv/bin/atrium`:
+    the client's commands forked from a server kept while the block runs (forked_cli.py)."""
     for name in ("examples", "bench"):
         (workdir / name).symlink_to(ROOT / name)
+    if SPAWN == "exec":
+        (workdir / ".venv").symlink_to(VENV)
+        yield
+        return
+    bin_dir = workdir / ".venv" / "bin"
+    bin_dir.mkdir(parents=True)
+    for entry in VENV.iterdir():
+        if entry.name != "bin":
+            (workdir / ".venv" / entry.name).symlink_to(entry)
+    for entry in (VENV / "bin").iterdir():
+        if entry.name != "atrium":
+            (bin_dir / entry.name).symlink_to(entry)
+    with tempfile.TemporaryDirectory(prefix="atrium-cli-") as folder:  # a socket's path is short
+        socket_path = Path(folder) / "socket"
+        log = workdir / "forked-cli.log"
+        with log.open("w") as out:
+            server = subprocess.Popen(
+                [sys.executable, "-m", "tests.docs.forked_cli", str(socket_path)],
+                cwd=ROOT,
+                env=atrium_env(PYTHONPATH=str(ROOT)),
+                stdout=out,
+                stderr=subprocess.STDOUT,
+            )
+        try:
+            deadline = time.monotonic() + START_TIMEOUT
+            while not socket_path.exists():
+                if server.poll() is not None or time.monotonic() > deadline:
+                    raise PageFailed(f"the forked commands' server did not start:\n{log_tail(log)}")
+                time.sleep(0.02)
+            forked_cli.install(bin_dir, socket_path, VENV / "bin" / "atrium")
+            yield
+        finally:
+            stop_process(server)
 
 
 def _kill_leftovers(workdir: Path) -> None:
@@ -168,13 +208,12 @@ def run_page(page: Page, workdir: Path, *, replace: dict[str, str] | None = None
     ports = {port: free_port() for port in page.ports()}
     ports.setdefault(DEFAULT_PORT, free_port())
     workdir.mkdir(parents=True, exist_ok=True)
-    _link_checkout(workdir)
-    with serving(page, ports, workdir) as server:
+    with _checkout(workdir), serving(page, ports, workdir) as server:
         key = server.key if server else None
         script = _script(page, ports, key, workdir, replace or {})
         (workdir / "page.sh").write_text(script)
         env = atrium_env(
-            PATH=f"{VENV / 'bin'}:{os.environ['PATH']}",
+            PATH=f"{workdir / '.venv' / 'bin'}:{os.environ['PATH']}",
             HOME=str(workdir),
             COLUMNS="100",
             NO_COLOR="1",
