@@ -97,6 +97,9 @@ class _NullSink:
     async def checkpoint(self) -> bool:
         return False
 
+    async def persist(self) -> None:
+        pass
+
     async def write_artifact(self, *, name: str, content: bytes, mime_type: str) -> None:
         pass
 

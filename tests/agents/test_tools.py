@@ -81,6 +81,16 @@ BAD_TOOLS: list[tuple[Any, str]] = [
         [mcp(allowed_tools=["search"], require_approval={"always": ["delete"]})],
         "names 'delete', which allowed_tools leaves out",
     ),
+    ([mcp(idempotent="yes")], "tools[0].idempotent must be true, false or a list of the"),
+    ([mcp(idempotent=None)], "tools[0].idempotent must be true, false or a list of the"),
+    ([mcp(idempotent=1)], "tools[0].idempotent must be true, false or a list of the"),
+    ([mcp(idempotent=["has space"])], "tools[0].idempotent.names[0]"),
+    ([mcp(idempotent=["a", "a"])], "tools[0].idempotent must not repeat"),
+    ([mcp(idempotent=["x"] * 257)], "tools[0].idempotent.names List should have at most 256"),
+    (
+        [mcp(allowed_tools=["search"], idempotent=["delete"])],
+        "tools[0].idempotent names 'delete', which allowed_tools leaves out",
+    ),
     ([mcp(extra=1)], "tools[0].extra"),
     ([{"type": "web_search"}], 'tools[0].type must be "mcp" or "function"'),
     ([{"server_label": "docs"}], "tools[0].type"),
@@ -218,6 +228,7 @@ async def test_tools_and_schema_round_trip_with_header_values_masked(
         headers={"Authorization": TOKEN, "X-Tenant": "acme"},
         allowed_tools=["search", "fetch"],
         require_approval={"always": ["fetch"]},
+        idempotent=["search"],
     )
     draft7 = {"$schema": "http://json-schema.org/draft-07/schema#", **SCHEMA}
     agent = await _create(
@@ -246,8 +257,11 @@ async def test_tools_and_schema_round_trip_with_header_values_masked(
             "headers": {},
             "allowed_tools": None,
             "require_approval": "never",
+            "idempotent": False,
         }
     ]
+    every = await _create(client, auth, tools=[mcp(server_label="safe", idempotent=True)])
+    assert every["config"]["tools"][0]["idempotent"] is True
     bare = await _create(client, auth, tools=[{"type": "function", "name": "ping"}])
     assert bare["config"]["tools"][0]["parameters"] == {"type": "object", "properties": {}}
 

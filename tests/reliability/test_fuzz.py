@@ -235,9 +235,9 @@ def _usable_range(case: Case) -> None:
 
 
 def _consistent_tools(case: Case) -> None:
-    """A positive agent config names each tool once, and its MCP tool asks approval only for
-    tools it allows: rules between entries and fields that OpenAPI cannot state (docs/guide/tools.md
-    says them)."""
+    """A positive agent config names each tool once, and its MCP tool asks approval for, and
+    declares idempotent, only tools it allows: rules between entries and fields that OpenAPI
+    cannot state (docs/guide/tools.md says them)."""
     if case.meta is None or not case.meta.generation.mode.is_positive:
         return
     body = case.body if isinstance(case.body, dict) else {}
@@ -258,6 +258,9 @@ def _consistent_tools(case: Case) -> None:
         approval = tool.get("require_approval") if isinstance(tool, dict) else None
         if isinstance(allowed, list) and isinstance(approval, dict):
             approval["always"] = [name for name in approval.get("always", []) if name in allowed]
+        idempotent = tool.get("idempotent") if isinstance(tool, dict) else None
+        if isinstance(allowed, list) and isinstance(idempotent, list):
+            idempotent[:] = [name for name in idempotent if name in allowed]
 
 
 def _without_nul(value: Any) -> Any:

@@ -12,10 +12,12 @@ from typing import Annotated, Any, Final, Literal
 from pydantic import (
     BaseModel,
     ConfigDict,
+    Discriminator,
     Field,
     PlainSerializer,
     PlainValidator,
     StringConstraints,
+    Tag,
     ValidationError,
     WithJsonSchema,
 )
@@ -66,6 +68,13 @@ class ApprovalList(_Strict):
     )
 
 
+def _bool_or_names(value: object) -> str | None:
+    """Which form of `idempotent` a value is meant as (None: neither)."""
+    if isinstance(value, bool):
+        return "bool"
+    return "names" if isinstance(value, list) else None
+
+
 class McpServerTool(_Strict):
     """A remote MCP server (streamable HTTP) whose tools the model sees as `<label>_<tool>`."""
 
@@ -89,6 +98,23 @@ class McpServerTool(_Strict):
         json_schema_extra=_unique_items,
     )
     require_approval: Literal["never", "always"] | ApprovalList = "never"
+    idempotent: Annotated[
+        Annotated[bool, Tag("bool")]
+        | Annotated[
+            list[McpToolName],
+            Tag("names"),
+            Field(max_length=MAX_TOOL_NAMES, json_schema_extra={"uniqueItems": True}),
+        ],
+        Discriminator(
+            _bool_or_names,
+            custom_error_type="idempotent",
+            custom_error_message="must be true, false or a list of the server's tool names",
+        ),
+    ] = Field(
+        False,
+        description="The server's tools that are safe to call twice (true: all of them): a "
+        "call whose worker was lost is sent again instead of failing the run.",
+    )
 
 
 class FunctionTool(_Strict):
@@ -156,15 +182,26 @@ def _check_mcp(index: int, tool: McpServerTool) -> None:
     if allowed is not None and len(set(allowed)) != len(allowed):
         raise ValueError(f"tools[{index}].allowed_tools must not repeat")
     if isinstance(tool.require_approval, ApprovalList):
-        always = tool.require_approval.always
-        if len(set(always)) != len(always):
-            raise ValueError(f"tools[{index}].require_approval.always must not repeat")
-        outside = [name for name in always if allowed is not None and name not in allowed]
-        if outside:
-            raise ValueError(
-                f"tools[{index}].require_approval.always names {outside[0]!r}, "
-                "which allowed_tools leaves out"
-            )
+        _check_names(
+            f"tools[{index}].require_approval.always", tool.require_approval.always, allowed
+        )
+    if isinstance(tool.idempotent, list):
+        _check_names(f"tools[{index}].idempotent", tool.idempotent, allowed)
+
+
+def _check_names(where: str, names: list[str], allowed: list[str] | None) -> None:
+    """A list of a server's tools: each once, and none that `allowed_tools` leaves out."""
+    if len(set(names)) != len(names):
+        raise ValueError(f"{where} must not repeat")
+    outside = [name for name in names if allowed is not None and name not in allowed]
+    if outside:
+        raise ValueError(f"{where} names {outside[0]!r}, which allowed_tools leaves out")
+
+
+def declares_idempotent(tool: McpServerTool, name: str) -> bool:
+    """Whether the agent declares the server's tool `name` safe to call twice."""
+    rule = tool.idempotent
+    return name in rule if isinstance(rule, list) else rule
 
 
 def tool_name(tool: Tool) -> str:

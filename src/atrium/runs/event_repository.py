@@ -8,10 +8,21 @@ import functools
 from collections.abc import Iterator, Sequence
 from typing import Any, cast
 
-from sqlalchemy import ColumnElement, Connection, Row, Table, bindparam, insert, select, update
+from sqlalchemy import (
+    ColumnElement,
+    Connection,
+    Row,
+    Table,
+    bindparam,
+    func,
+    insert,
+    select,
+    update,
+)
+from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm import Session
 
-from atrium.db.models import Run, RunEvent
+from atrium.db.models import EventKind, Run, RunEvent
 
 _EVENTS = cast(Table, RunEvent.__table__)
 # The table, not the mapped class: an ORM-enabled INSERT goes through the bulk-insert layer
@@ -92,3 +103,26 @@ def update_run_for_event(
         .execution_options(synchronize_session=False)
     )
     return None if seq is None else int(seq)
+
+
+async def tool_events_since_wait(
+    session: AsyncSession, *, run_id: str
+) -> list[tuple[str, dict[str, Any]]]:
+    """The run's `tool.called` and `tool.returned` events (kind, payload) since it last waited
+    for its caller, or since it was created, in order."""
+    events = _EVENTS.c
+    waited = (
+        select(func.coalesce(func.max(events.seq), 0))
+        .where(events.run_id == run_id, events.kind == EventKind.REQUIRES_ACTION)
+        .scalar_subquery()
+    )
+    rows = await session.execute(
+        select(events.kind, events.data)
+        .where(
+            events.run_id == run_id,
+            events.seq > waited,
+            events.kind.in_([EventKind.TOOL_CALLED, EventKind.TOOL_RETURNED]),
+        )
+        .order_by(events.seq)
+    )
+    return [(str(kind), dict(data)) for kind, data in rows.all()]

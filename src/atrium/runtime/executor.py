@@ -41,6 +41,7 @@ from atrium.providers.targets import ProviderTarget
 from atrium.runtime.answer import Answer, answer
 from atrium.runtime.cancellation import RunCancellation
 from atrium.runtime.deferred import Resume, denial_text, function_toolset, pending_calls
+from atrium.runtime.lost_calls import LostCall, UnrepeatableCall, refuse_repeats
 from atrium.runtime.mcp_servers import McpServers
 from atrium.runtime.models import ModelRegistry, ModelUnavailable
 from atrium.runtime.output import StructuredOutput
@@ -68,6 +69,8 @@ class RunSpec:
     resume: Resume | None = None
     # Set when the model is a named provider's (`openai-compatible:<provider>/<model>`).
     target: ProviderTarget | None = None
+    # MCP calls of earlier attempts whose worker was lost, since the state the run starts from.
+    lost_calls: tuple[LostCall, ...] = ()
 
 
 @dataclass(slots=True)
@@ -140,6 +143,8 @@ class Runtime:
         try:
             config = spec.config
             tools = stored_tools(config)
+            servers = [tool for tool in tools if isinstance(tool, McpServerTool)]
+            refuse_repeats(spec.lost_calls, servers)
             if config.get("output_schema"):
                 structured = StructuredOutput(config["output_schema"])
             functions = [tool for tool in tools if isinstance(tool, FunctionTool)]
@@ -198,7 +203,6 @@ class Runtime:
                 streamed.first = single.response
                 # The graph takes over the run, within what is left of its time.
                 timeout = max(timeout - (time.monotonic() - started), _LEAST_TIMEOUT)
-            servers = [tool for tool in tools if isinstance(tool, McpServerTool)]
             async with (
                 self.mcp.toolsets(servers, log) as remote,
                 self._agent.iter(
@@ -247,6 +251,8 @@ class Runtime:
             outcome = RunOutcome(status=RunStatus.CANCELLED)
         except ToolFailure as exc:
             outcome = _failed("TOOL_ERROR", str(exc))
+        except UnrepeatableCall as exc:
+            outcome = _failed("TOOL_OUTCOME_UNKNOWN", str(exc))
         except UsageLimitExceeded as exc:
             outcome = _failed("USAGE_LIMIT_EXCEEDED", str(exc))
         except ModelHTTPError as exc:

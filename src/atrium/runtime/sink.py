@@ -29,6 +29,10 @@ class RunSink(Protocol):
     async def checkpoint(self) -> bool:
         """Persist what is queued; True when the run's cancellation was requested."""
 
+    async def persist(self) -> None:
+        """Commit what is queued now, before going on (a tool call's start, before the call
+        leaves); raises when it could not be written, the run's lease lost included."""
+
     async def write_artifact(self, *, name: str, content: bytes, mime_type: str) -> None:
         """Store (or replace) the run's artifact `name` and announce it."""
 

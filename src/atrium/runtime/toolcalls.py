@@ -63,6 +63,14 @@ class ToolCallLog:
             },
         )
 
+    async def started(
+        self, call_id: str, name: str, server_label: str | None, args: object
+    ) -> None:
+        """`called`, committed: the mark that the call may have happened, before it leaves
+        (docs/decisions/0040-mcp-calls-at-most-once.md)."""
+        self.called(call_id, name, server_label, args)
+        await self.sink.persist()
+
     def returned(
         self,
         call_id: str,
@@ -100,7 +108,10 @@ class ObservedToolset(WrapperToolset[RunDeps]):
     ) -> Any:
         log = self.log
         call_id = ctx.tool_call_id or ""
-        log.called(call_id, name, self.server_label, tool_args)
+        if self.server_label is None:  # built in: nothing leaves the process
+            log.called(call_id, name, None, tool_args)
+        else:
+            await log.started(call_id, name, self.server_label, tool_args)
         try:
             output = await super().call_tool(name, tool_args, ctx, tool)
         except (ModelRetry, ToolFailure) as exc:

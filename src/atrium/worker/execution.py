@@ -13,11 +13,12 @@ import logging
 from atrium.db.models import RunStatus
 from atrium.kit.time import utcnow
 from atrium.providers.targets import ProviderTarget, ProviderUnavailable, target_of
-from atrium.runs import lifecycle
+from atrium.runs import event_repository, lifecycle
 from atrium.runs.lifecycle import Ending, Usage
 from atrium.runtime.billing import credits_micro
 from atrium.runtime.cancellation import RunCancellation
 from atrium.runtime.executor import RunOutcome, RunSpec, Runtime, history_from_json
+from atrium.runtime.lost_calls import LostCall, lost_calls
 from atrium.worker import waits
 from atrium.worker.recorder import LeaseLost, RunRecorder
 
@@ -61,6 +62,7 @@ class RunExecution:
                 history=history_from_json(self.claim.history),
                 resume=await waits.resume_of(self.recorder.db, self.claim),
                 target=await self._target(),
+                lost_calls=await self._lost_calls(),
             )
             return await self.runtime.execute(spec, self.recorder, self.cancellation)
         except ProviderUnavailable as exc:
@@ -78,6 +80,17 @@ class RunExecution:
                 error_code="INTERNAL_ERROR",
                 error_message=f"the run failed unexpectedly ({type(exc).__name__})",
             )
+
+    async def _lost_calls(self) -> tuple[LostCall, ...]:
+        """The MCP calls of this run's earlier attempts, whose worker was lost, since the state
+        it starts from (its attempts count from its last wait)."""
+        if self.claim.attempt <= 1:
+            return ()
+        async with self.recorder.db.session(write=False) as session:
+            events = await event_repository.tool_events_since_wait(
+                session, run_id=self.claim.run_id
+            )
+        return tuple(lost_calls(events))
 
     async def _target(self) -> ProviderTarget | None:
         """The named provider the run's model goes to, as it is now (`providers.targets`)."""

@@ -72,6 +72,11 @@ class RunRecorder:
             raise LeaseLost(self.claim.run_id)
         return self.cancel_requested
 
+    async def persist(self) -> None:
+        await self._flush(required=True)
+        if self.lost:
+            raise LeaseLost(self.claim.run_id)
+
     async def write_artifact(self, *, name: str, content: bytes, mime_type: str) -> None:
         now = utcnow()
         values = {
@@ -151,23 +156,27 @@ class RunRecorder:
         if self._pending and self._inflight is None:
             self._start_flush()
 
-    async def _flush(self, artifact: dict[str, Any] | None = None) -> None:
+    async def _flush(
+        self, artifact: dict[str, Any] | None = None, *, required: bool = False
+    ) -> None:
         """Write the pending events (and `artifact`) after any flush in flight; raises if the
-        artifact could not be written."""
+        artifact, or the events when `required`, could not be written."""
         await self._settled()
         if self.lost or (not self._pending and artifact is None):
             return
         # Shielded: a cancelled run still persists what it already emitted.
-        await asyncio.shield(self._start_flush(artifact))
+        await asyncio.shield(self._start_flush(artifact, required=required or artifact is not None))
 
     async def _settled(self) -> None:
         """Until no flush is in flight (one that ends may start the next)."""
         while self._inflight is not None:
             await asyncio.wait([self._inflight])  # neither raises its error nor cancels it
 
-    def _start_flush(self, artifact: dict[str, Any] | None = None) -> asyncio.Future[None]:
+    def _start_flush(
+        self, artifact: dict[str, Any] | None = None, *, required: bool = False
+    ) -> asyncio.Future[None]:
         """Queue the pending events (and `artifact`) for the write batcher now; the future is
-        done once the outcome is handled.
+        done once the outcome is handled, failed with the write's error when `required`.
 
         No task and no lock per flush (a streamed run flushes about once per text delta): the
         batch's result is handled by a callback of its future, which also publishes the events
@@ -196,7 +205,9 @@ class RunRecorder:
 
         handled: asyncio.Future[None] = asyncio.get_running_loop().create_future()
         self._inflight = handled
-        flushed = functools.partial(self._flushed, rows=rows, artifact=artifact, handled=handled)
+        flushed = functools.partial(
+            self._flushed, rows=rows, artifact=artifact, required=required, handled=handled
+        )
         try:
             # `submit_sync` queues at once: these events commit before any later terminal write.
             # (A `Checkpoint` alone: the batch's consecutive ones are one statement.)
@@ -215,6 +226,7 @@ class RunRecorder:
         *,
         rows: list[dict[str, Any]],
         artifact: dict[str, Any] | None,
+        required: bool,
         handled: asyncio.Future[None],
     ) -> None:
         self._inflight = None
@@ -233,8 +245,8 @@ class RunRecorder:
             if artifact is None:
                 self._schedule()
         if not handled.done():  # (a waiter gave up on it: nothing to tell)
-            if artifact is not None and error is not None:
-                handled.set_exception(error)  # `write_artifact` raises it
+            if required and error is not None:
+                handled.set_exception(error)  # `write_artifact` or `persist` raises it
             else:
                 handled.set_result(None)
         # Events that waited for this flush past their timer go now.

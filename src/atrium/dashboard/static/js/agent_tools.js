@@ -100,6 +100,8 @@ function mcpCard(server, number, onRemove) {
       headers: Object.fromEntries([...headers.children].map((row) => row.read()).filter(Boolean)),
       allowed_tools: allowed.value.trim() ? names(allowed.value) : null,
       require_approval: requireApproval,
+      // Not edited here: kept as stored, so a save from this page does not reset it.
+      idempotent: server?.idempotent ?? false,
     };
   };
   return card;
