@@ -203,7 +203,12 @@ class Settings(BaseSettings):
         3, ge=1, description="Claims of one run before a lost worker fails it with WORKER_LOST."
     )
     run_timeout_seconds: float = Field(300.0, gt=0, description="Longest a run may execute.")
-    run_max_prompt_chars: int = Field(32_000, ge=1, description="Largest accepted prompt.")
+    run_max_prompt_chars: int = Field(
+        32_000,
+        ge=1,
+        description="Largest accepted prompt, and largest tool output (a function tool's "
+        "answer, an MCP tool's result) in characters of JSON.",
+    )
     run_action_timeout_seconds: float = Field(
         86_400.0,
         gt=0,
@@ -310,6 +315,20 @@ class Settings(BaseSettings):
         60.0,
         ge=0,
         description="How long an MCP server's tool list is reused by later runs (0: never).",
+    )
+    mcp_max_tools: int = Field(
+        1_000, ge=1, description="Most tools one MCP server may list: more fails its runs."
+    )
+    mcp_max_tool_list_bytes: int = Field(
+        2 * 1024 * 1024,
+        ge=1024,
+        description="Largest tool list of one MCP server (bytes of JSON): larger fails its runs.",
+    )
+    mcp_tools_cache_max_bytes: int = Field(
+        16 * 1024 * 1024,
+        ge=0,
+        description="The MCP tool lists kept for later runs, in all (bytes of JSON): the "
+        "oldest leave first.",
     )
 
     # --- webhooks --------------------------------------------------------------------------------

@@ -1,7 +1,8 @@
 """A real MCP server (fastmcp, streamable HTTP) that the tools tests run on a loopback port.
 
 Its tools: `echo(text)`, `add(a, b)`, `fail(message)` (answers with an MCP tool error),
-`sleep(seconds)`, and `b_c` / `c` (names that collide once prefixed, see the collision test).
+`sleep(seconds)`, `nested(depth)` (an object that many levels deep), and `b_c` / `c` (names that
+collide once prefixed, see the collision test).
 It records what reached it: every call with its arguments and the request's headers, and how
 many times its tools were listed.
 """
@@ -83,6 +84,14 @@ def _server(seen: Seen) -> FastMCP:
         """Answer after a while."""
         await asyncio.sleep(seconds)
         return "awake"
+
+    @server.tool
+    def nested(depth: int) -> dict[str, Any]:
+        """An object `depth` levels deep."""
+        value: dict[str, Any] = {}
+        for _ in range(depth - 1):
+            value = {"a": value}
+        return value
 
     @server.tool
     def b_c() -> str:

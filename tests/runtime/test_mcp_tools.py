@@ -15,6 +15,7 @@ from pydantic_ai.messages import ModelMessage, ToolReturnPart
 from pydantic_ai.models.function import AgentInfo, DeltaToolCall, DeltaToolCalls, FunctionModel
 from pydantic_ai.models.test import TestModel
 
+from atrium.kit.json_depth import MAX_JSON_DEPTH, TOO_DEEP
 from atrium.runtime.models import ModelRegistry
 from tests.run_fixtures import AgentFactory
 from tests.runs.helpers import RUNS, create_run, wait_finished
@@ -410,3 +411,29 @@ async def test_header_values_reach_no_log_event_or_response(
     for text in (logged, json.dumps(shown), json.dumps(runs), json.dumps(events)):
         assert SECRET not in text
         assert "zebra-quartz" not in text
+
+
+async def test_a_result_nested_too_deep_fails_the_run_with_tool_error(
+    client: httpx.AsyncClient,
+    auth: dict[str, str],
+    make_agent: AgentFactory,
+    mcp_server: McpTestServer,
+) -> None:
+    agent_id = await make_agent(tools=[mcp_tool(mcp_server.url)])
+    deepest = f'call docs_nested {{"depth": {MAX_JSON_DEPTH}}}'
+    done = await wait_finished(
+        client, auth, (await create_run(client, auth, deepest, agent_id=agent_id))["run_id"]
+    )
+    assert done["status"] == "completed", done
+    done, _ = await _failed_run(
+        client, auth, agent_id, f'call docs_nested {{"depth": {MAX_JSON_DEPTH + 1}}}'
+    )
+    assert done["error"] == {
+        "code": "TOOL_ERROR",
+        "message": f"docs_nested (MCP) answered JSON that {TOO_DEEP}",
+    }
+    events = await events_of(client, auth, done["run_id"])
+    [returned] = [e["data"] for e in events if e["event"] == "tool.returned"]
+    assert (returned["name"], returned["is_error"]) == ("nested", True)
+    listed = await client.get(RUNS, headers=auth)
+    assert listed.status_code == 200, listed.text

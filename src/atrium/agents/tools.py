@@ -3,6 +3,10 @@
 Every problem with the list is a 400 on `config.tools` whose message names the entry
 (`tools[1].server_label …`), so a client sees which of its tools is wrong. Header values are
 write-only: they are stored encrypted (`atrium.kit.secrets`) and every response shows `"***"`.
+
+A list being written must also leave the model one tool per name, and none of the names the
+runtime gives tools itself (`check_model_names`). A stored list is read without that check: an
+agent saved before a name was reserved still shows and runs (its runs say what is wrong).
 """
 
 from __future__ import annotations
@@ -37,6 +41,12 @@ SERVER_LABEL: Final = r"^[a-zA-Z][a-zA-Z0-9_]{0,31}$"
 FUNCTION_NAME: Final = r"^[a-zA-Z0-9_-]{1,64}$"
 # MCP's recommended tool names (its spec, "Tool names").
 MCP_TOOL_NAME: Final = r"^[A-Za-z0-9_.-]{1,128}$"
+# The name pydantic-ai gives a run's output tool (`DEFAULT_OUTPUT_TOOL_NAME` in its `_output`
+# module), used when the run has an output schema; with several output types it names them
+# `final_result_<type>`, so that whole family is reserved
+# (docs/decisions/0043-reserved-tool-names-and-long-call-ids.md).
+OUTPUT_TOOL_NAME: Final = "final_result"
+_OUTPUT_TOOLS: Final = f"{OUTPUT_TOOL_NAME}_"
 # Headers the MCP transport itself sets, or that would change how the request travels.
 RESERVED_HEADERS: Final = TRANSPORT_HEADERS | {
     "accept",
@@ -227,13 +237,76 @@ def parse_tools(value: object) -> list[Tool]:
     return tools
 
 
+def is_reserved(name: str) -> bool:
+    """Whether the runtime may give a tool this name itself (the run's output tool)."""
+    return name == OUTPUT_TOOL_NAME or name.startswith(_OUTPUT_TOOLS)
+
+
+def _known_mcp_names(tool: McpServerTool) -> tuple[str, list[str]]:
+    """The server's tools known before a run lists them, and the field that names them."""
+    if tool.allowed_tools is not None:
+        return "allowed_tools", tool.allowed_tools
+    if isinstance(tool.require_approval, ApprovalList):
+        return "require_approval.always", tool.require_approval.always
+    return "", []
+
+
+def _model_names(tool: Tool) -> list[str]:
+    """The names the model sees for an entry's tools, as far as they are known now."""
+    if isinstance(tool, str):
+        return [tool]
+    if isinstance(tool, FunctionTool):
+        return [tool.name]
+    prefix = f"{tool.server_label}_"
+    # `<label>_<tool>` stands for every tool of the server.
+    return [f"{prefix}<tool>", *(prefix + name for name in _known_mcp_names(tool)[1])]
+
+
+def _where(index: int, tool: Tool, seen: str) -> str:
+    """How a message names the entry's field that makes the model see `seen`."""
+    if isinstance(tool, str):
+        return f"tools[{index}] {tool!r}"
+    if isinstance(tool, FunctionTool):
+        return f"tools[{index}].name {tool.name!r}"
+    field, names = _known_mcp_names(tool)
+    given = seen.removeprefix(f"{tool.server_label}_")
+    if given not in names:
+        field, given = "server_label", tool.server_label
+    return f"tools[{index}].{field} {given!r} (the model sees {seen!r})"
+
+
+def check_model_names(tools: list[Tool]) -> None:
+    """ValueError when the model would see a reserved name, or one name for two tools (a run
+    could not start: pydantic-ai refuses both). An MCP server's tools count as far as
+    `allowed_tools` or `require_approval` name them; the others are checked when a run lists
+    them (`runtime.toolcalls.RunToolset`)."""
+    first: dict[str, int] = {}
+    for index, tool in enumerate(tools):
+        for seen in _model_names(tool):
+            if is_reserved(seen):
+                raise ValueError(
+                    f"{_where(index, tool, seen)} is reserved: {OUTPUT_TOOL_NAME!r} and the "
+                    f"names starting with {_OUTPUT_TOOLS!r} are the run's output tools"
+                )
+            earlier = first.setdefault(seen, index)
+            if earlier != index:
+                raise ValueError(f"{_where(index, tool, seen)} is used by tools[{earlier}] too")
+
+
+def parse_new_tools(value: object) -> list[Tool]:
+    """`parse_tools` for a list being written: also `check_model_names`."""
+    tools = parse_tools(value)
+    check_model_names(tools)
+    return tools
+
+
 def _dump(tools: list[Tool]) -> list[Any]:
     return [tool if isinstance(tool, str) else tool.model_dump(mode="json") for tool in tools]
 
 
 ToolList = Annotated[
     list[Tool],
-    PlainValidator(parse_tools, json_schema_input_type=list[_DocumentedTool]),
+    PlainValidator(parse_new_tools, json_schema_input_type=list[_DocumentedTool]),
     PlainSerializer(_dump, return_type=list[Any]),
 ]
 """`config.tools` in a request body."""

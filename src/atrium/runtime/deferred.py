@@ -10,16 +10,20 @@ The run then waits (`requires_action`) with its messages so far and the pending 
 database. When the caller answers, any worker resumes it: the same messages, and the answers
 as `DeferredToolResults` (an output for each function call, `ToolApproved` or `ToolDenied` for
 each approval), so pydantic-ai continues from the pending calls as if it had never stopped.
+
+The caller sees and answers each call by its `wire_call_id` (`runtime.toolcalls`); the answers
+go back to pydantic-ai under the model's own ids, found in the run's messages.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final, Literal
 
 from pydantic_ai import RunContext
 from pydantic_ai.exceptions import ApprovalRequired
-from pydantic_ai.messages import ToolCallPart
+from pydantic_ai.messages import ModelMessage, ModelResponse, ToolCallPart
 from pydantic_ai.tools import (
     DeferredToolRequests,
     DeferredToolResults,
@@ -30,6 +34,7 @@ from pydantic_ai.tools import (
 from pydantic_ai.toolsets import ExternalToolset, ToolsetTool, WrapperToolset
 
 from atrium.agents.tools import ApprovalList, FunctionTool, McpServerTool
+from atrium.runtime.toolcalls import wire_call_id
 from atrium.runtime.tools import RunDeps
 
 CallKind = Literal["function", "approval"]
@@ -101,7 +106,7 @@ def pending_calls(requests: DeferredToolRequests) -> list[dict[str, Any]]:
     """The calls a run waits for, as `required_action.tool_calls` shows them."""
     pending: list[dict[str, Any]] = [
         {
-            "id": call.tool_call_id,
+            "id": wire_call_id(call.tool_call_id),
             "kind": "function",
             "name": call.tool_name,
             "server_label": None,
@@ -113,7 +118,7 @@ def pending_calls(requests: DeferredToolRequests) -> list[dict[str, Any]]:
         metadata = requests.metadata.get(call.tool_call_id) or {}
         pending.append(
             {
-                "id": call.tool_call_id,
+                "id": wire_call_id(call.tool_call_id),
                 "kind": "approval",
                 "name": str(metadata.get(_META_NAME, call.tool_name)),
                 "server_label": metadata.get(_META_LABEL),
@@ -151,12 +156,21 @@ class Resume:
         object.__setattr__(self, "outputs", outputs)
         object.__setattr__(self, "approvals", approvals)
 
-    def results(self) -> DeferredToolResults:
-        """The answers as pydantic-ai takes them."""
+    def results(self, messages: Sequence[ModelMessage]) -> DeferredToolResults:
+        """The answers as pydantic-ai takes them: by the ids the model gave its calls in
+        `messages` (the run's messages so far)."""
+        model_ids = {
+            wire_call_id(part.tool_call_id): part.tool_call_id
+            for message in messages
+            if isinstance(message, ModelResponse)
+            for part in message.tool_calls
+        }
         return DeferredToolResults(
-            calls=dict(self.outputs),
+            calls={model_ids.get(call_id, call_id): out for call_id, out in self.outputs.items()},
             approvals={
-                call_id: ToolApproved() if approve else ToolDenied(denial_text(reason))
+                model_ids.get(call_id, call_id): (
+                    ToolApproved() if approve else ToolDenied(denial_text(reason))
+                )
                 for call_id, (approve, reason) in self.approvals.items()
             },
         )

@@ -47,7 +47,13 @@ from atrium.runtime.models import ModelRegistry, ModelUnavailable
 from atrium.runtime.output import StructuredOutput
 from atrium.runtime.sink import RunSink
 from atrium.runtime.streamed_text import StreamedText
-from atrium.runtime.toolcalls import ObservedToolset, RunToolset, ToolCallLog, ToolFailure
+from atrium.runtime.toolcalls import (
+    ObservedToolset,
+    RunToolset,
+    ToolCallLog,
+    ToolFailure,
+    wire_call_id,
+)
 from atrium.runtime.tools import TOOLS, RunDeps
 from atrium.settings import Settings
 
@@ -159,8 +165,11 @@ class Runtime:
             if functions:
                 local.append(function_toolset(functions))
             history = spec.history
+            answers = None
             if resume is not None:
-                history = [*history, *ModelMessagesTypeAdapter.validate_python(resume.messages)]
+                resumed = ModelMessagesTypeAdapter.validate_python(resume.messages)
+                history = [*history, *resumed]
+                answers = resume.results(resumed)
                 _announce_answers(log, resume)
             if named is None:
                 model = str(config.get("model") or "atrium:offline")
@@ -209,9 +218,9 @@ class Runtime:
                     None if resume is not None else spec.prompt,
                     model=streamed,
                     output_type=output_type,
-                    toolsets=[RunToolset([*local, *remote])],
+                    toolsets=[RunToolset([*local, *remote], structured=structured is not None)],
                     message_history=history or None,
-                    deferred_tool_results=None if resume is None else resume.results(),
+                    deferred_tool_results=answers,
                     usage=None if resume is None else _usage_before(resume),
                     deps=deps,
                     instructions=instructions,
@@ -396,7 +405,7 @@ def _emit_tool_event(sink: RunSink, event: object) -> None:
             {
                 "step": "tool_call",
                 "tool": event.part.tool_name,
-                "tool_call_id": event.part.tool_call_id,
+                "tool_call_id": wire_call_id(event.part.tool_call_id),
                 "args": event.part.args_as_dict(),
             },
         )
@@ -406,7 +415,7 @@ def _emit_tool_event(sink: RunSink, event: object) -> None:
             {
                 "step": "tool_result",
                 "tool": event.part.tool_name,
-                "tool_call_id": event.part.tool_call_id,
+                "tool_call_id": wire_call_id(event.part.tool_call_id),
             },
         )
 

@@ -19,6 +19,7 @@ from typing import Any, Final, Self
 from urllib.parse import urlsplit
 
 import httpx
+from fastmcp.client.client import CallToolResult
 from fastmcp.exceptions import ToolError
 from mcp import types as mcp_types
 from pydantic_ai import RunContext
@@ -29,6 +30,8 @@ from pydantic_ai.toolsets import ToolsetTool, WrapperToolset
 from atrium.agents.outbound import TargetRefused, check_server_url
 from atrium.agents.tools import McpServerTool
 from atrium.observability.logs import escape_control
+from atrium.runtime.mcp_limits import tools_within_limits
+from atrium.runtime.mcp_output_schemas import OutputChecks, forget_in_session
 from atrium.runtime.mcp_tool_lists import ToolListCache, cache_key
 from atrium.runtime.toolcalls import ToolFailure
 from atrium.runtime.tools import RunDeps
@@ -42,35 +45,60 @@ _CONTROL_FLOW = (ModelRetry, ToolFailed, CallDeferred, ApprovalRequired)
 
 
 class _CachedListToolset(MCPToolset[RunDeps]):
-    """`MCPToolset` whose tool list comes from the cache when a recent run fetched it."""
+    """`MCPToolset` whose tool list comes from the cache when a recent run fetched it, and is
+    listed within the limits otherwise (`runtime/mcp_limits.py`); listed once a run."""
 
-    def __init__(self, url: str, *, cache: ToolListCache, cache_key: str, **options: Any) -> None:
+    def __init__(
+        self,
+        url: str,
+        *,
+        cache: ToolListCache,
+        cache_key: str,
+        settings: Settings,
+        **options: Any,
+    ) -> None:
         super().__init__(url, **options)
         self._list_cache = cache
         self._list_key = cache_key
+        self._settings = settings
+        self._listed: list[mcp_types.Tool] | None = None
+        self._output_checks = OutputChecks()
 
     async def list_tools(self) -> list[mcp_types.Tool]:
-        cached = self._list_cache.get(self._list_key)
-        if cached is None:
-            tools = await super().list_tools()
-            self._list_cache.put(self._list_key, tools)
-            return tools
-        self._teach_session(cached)
-        return cached
+        if self._listed is None:
+            cached = self._list_cache.get(self._list_key)
+            if cached is None:
+                label = self.id or ""
+                cached, size = await tools_within_limits(
+                    self.client, server_label=label, settings=self._settings
+                )
+                self._list_cache.put(self._list_key, cached, size)
+            self._listed = cached
+            self._output_checks.learn(cached)
+        self._teach_session(self._listed)
+        return self._listed
 
     def _teach_session(self, tools: list[mcp_types.Tool]) -> None:
-        """The MCP SDK checks every tool result against its tool's output schema, and lists the
-        server's tools again to learn them when its session has not: a call would undo the
-        cache. Give the session what its own `list_tools` keeps. Private to the SDK, so read
-        with care: should it change, runs list once more, nothing breaks."""
+        """The MCP SDK lists the server's tools again on a call of one its session has not
+        learnt, which would undo the cache, and checks each result against its tool's output
+        schema, with a backtracking regex engine: the session learns every tool, with no output
+        schema, and atrium checks results itself (`runtime/mcp_output_schemas.py`)."""
         try:
             session = self.client.session
         except RuntimeError:  # not connected
             return
-        schemas = getattr(session, "_tool_output_schemas", None)
-        if isinstance(schemas, dict):
-            for tool in tools:
-                schemas.setdefault(tool.name, tool.outputSchema)
+        forget_in_session(session, tools)
+
+    async def _call_tool_checked(
+        self, name: str, args: dict[str, Any], *, metadata: dict[str, Any] | None, use_task: bool
+    ) -> CallToolResult:
+        """Every call's result, checked against its tool's output schema. Private to
+        pydantic-ai (the one place that holds the raw result), so read with care: should it
+        change, results go to the model unchecked; no MCP client checks them either."""
+        self._teach_session(self._listed or [])  # a session opened since the list
+        result = await super()._call_tool_checked(name, args, metadata=metadata, use_task=use_task)
+        self._output_checks.check(name, result.structured_content)
+        return result
 
 
 def _reason(exc: BaseException) -> str:
@@ -133,6 +161,8 @@ class McpServerToolset(WrapperToolset[RunDeps]):
         try:
             async with asyncio.timeout(seconds):
                 tools = await self.wrapped.get_tools(ctx)
+        except ToolFailure:
+            raise
         except TimeoutError:
             raise ToolFailure(
                 f"MCP server {self.server_label} did not list its tools within {seconds:g} s"
@@ -180,6 +210,7 @@ def server_toolset(
         tool.server_url,
         cache=lists,
         cache_key=cache_key(tool.server_url, headers),
+        settings=settings,
         http_client=http,
         id=tool.server_label,
         tool_error_behavior="error",

@@ -20,6 +20,7 @@ from atrium.kit.outbound import outbound_client
 from atrium.kit.secrets import SecretBox, SecretsUnavailable
 from atrium.runtime.deferred import ApprovalToolset
 from atrium.runtime.imports import import_off_loop
+from atrium.runtime.mcp_limits import LimitedToolset, ResponseLimit, response_bytes
 from atrium.runtime.mcp_tool_lists import ToolListCache
 from atrium.runtime.toolcalls import ObservedToolset, ToolCallLog, ToolFailure
 from atrium.runtime.tools import RunDeps
@@ -36,9 +37,8 @@ class McpServers:
 
     @classmethod
     def of(cls, settings: Settings) -> McpServers:
-        return cls(
-            settings, SecretBox.of(settings), ToolListCache(settings.mcp_tools_cache_seconds)
-        )
+        lists = ToolListCache(settings.mcp_tools_cache_seconds, settings.mcp_tools_cache_max_bytes)
+        return cls(settings, SecretBox.of(settings), lists)
 
     def _headers(self, tool: McpServerTool) -> dict[str, str]:
         try:
@@ -74,13 +74,18 @@ class McpServers:
                     )
                 )
                 http.headers.update(headers)
+                limit = ResponseLimit(response_bytes(settings))
+                limit.install(http)
                 from atrium.runtime.mcp import server_toolset  # imported above
 
                 bounded = server_toolset(
                     tool, http=http, headers=headers, lists=self.lists, settings=settings
                 )
+                limited = LimitedToolset(
+                    bounded, server_label=tool.server_label, limit=limit, settings=settings
+                )
                 observed: AbstractToolset[RunDeps] = ObservedToolset(
-                    bounded, log=log, server_label=tool.server_label
+                    limited, log=log, server_label=tool.server_label
                 )
                 if tool.require_approval != "never":
                     observed = ApprovalToolset(observed, server=tool)
