@@ -38,7 +38,7 @@ from sqlalchemy import insert, text
 from sqlalchemy.engine import make_url
 from sqlalchemy.ext.asyncio import create_async_engine
 
-from atrium.agents.models import ModelCheck
+from atrium.agents.model_check import ModelCheck
 from atrium.agents.schemas import AgentCreate
 from atrium.agents.service import create_agent
 from atrium.analytics.service import record_run_usage

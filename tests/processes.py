@@ -47,8 +47,8 @@ from typing import Any, Protocol
 
 import httpx
 
-from atrium.agents.models import OPENAI_COMPATIBLE
-from atrium.runtime.models import PROVIDER_MODULES
+from atrium.agents.model_check import OPENAI_COMPATIBLE
+from atrium.runtime.llm_models import PROVIDER_MODULES
 from tests.cli_main import ATRIUM, run_cli
 
 # How long a server may take to start answering. A start-up is mostly imports: about 2 s of
@@ -76,7 +76,7 @@ PRELOAD = [
     "rich.console",
     "httpx",
     # What a process imports off the event loop for its first run of an "openai-compatible"
-    # model (atrium.runtime.models), as the scale-out, restart and client servers do: 0.59-0.69
+    # model (atrium.runtime.llm_models), as the scale-out, restart and client servers do: 0.59-0.69
     # s of CPU each time (calibration 14-24 ms). Processes of those modules, whole tree, -n 2,
     # alternated: 83.8 / 89.9 -> 80.8 / 79.5 s.
     *PROVIDER_MODULES[OPENAI_COMPATIBLE],

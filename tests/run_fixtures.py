@@ -13,8 +13,8 @@ from fastapi import FastAPI
 
 from atrium.db.batcher import WriteBatcher
 from atrium.db.engine import Database
-from atrium.runs import event_repository
-from atrium.runtime.models import ModelRegistry
+from atrium.runs.events import event_store
+from atrium.runtime.llm_models import ModelRegistry
 
 AgentFactory = Callable[..., Awaitable[str]]
 
@@ -45,7 +45,7 @@ def models(app: FastAPI) -> ModelRegistry:
 async def batcher(db: Database) -> AsyncIterator[WriteBatcher]:
     """A write batcher of the test's database, as the worker makes it (a batch's event rows
     inserted together)."""
-    made = WriteBatcher(db, around_batch=event_repository.batched)
+    made = WriteBatcher(db, around_batch=event_store.batched)
     made.start()
     yield made
     await made.stop()

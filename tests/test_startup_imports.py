@@ -43,8 +43,8 @@ for name in ("anthropic:claude-sonnet-4-5", "openai-compatible:llama3"):
     stage(name)
     models.resolve(name)
 
-from atrium.agents.tools import McpServerTool
-from atrium.runtime.toolcalls import ToolCallLog
+from atrium.agents.tool_config import McpServerTool
+from atrium.runtime.observed_calls import ToolCallLog
 
 async def mcp_toolsets():
     tool = McpServerTool(type="mcp", server_label="docs", server_url="http://127.0.0.1:9/mcp")

@@ -12,7 +12,7 @@ from fastapi import FastAPI
 from atrium import __version__
 from atrium.accounts.endpoints import router as account_router
 from atrium.agents.endpoints import router as agents_router
-from atrium.agents.models import ModelCheck
+from atrium.agents.model_check import ModelCheck
 from atrium.analytics.endpoints import router as analytics_router
 from atrium.dashboard import mount as mount_dashboard
 from atrium.db.batcher import WriteBatcher
@@ -29,9 +29,9 @@ from atrium.observability.logs import install_log_escaping
 from atrium.observability.metrics import Metrics
 from atrium.providers.endpoints import router as providers_router
 from atrium.ratelimit.limiter import RateLimiter
-from atrium.runs import event_repository
-from atrium.runs.broker import Broker, RedisBroker
-from atrium.runs.endpoints import router as runs_router
+from atrium.runs.api.endpoints import router as runs_router
+from atrium.runs.events import event_store
+from atrium.runs.events.broker import Broker, RedisBroker
 from atrium.serving import ServedDomainsMiddleware
 from atrium.settings import Settings, get_settings
 from atrium.spaces.endpoints import router as spaces_router
@@ -58,7 +58,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     # Run events and worker wake-ups: in-process, or across processes through Redis.
     broker = RedisBroker(redis, prefix=settings.redis_prefix) if redis is not None else Broker()
     # Group commit of the hot writes (run creation, the worker's claims, events and finishes).
-    writer = WriteBatcher(db, around_batch=event_repository.batched)
+    writer = WriteBatcher(db, around_batch=event_store.batched)
     workers: WorkerPool | None = None
     if settings.run_worker:
         # The worker brings pydantic-ai (1 s of imports): an API-only process never loads it.

@@ -113,7 +113,7 @@ def _note_default_model(settings: Settings) -> None:
     """Which model new agents get, and what it lacks if it cannot run (docs/guide/models.md)."""
     from rich.markup import escape
 
-    from atrium.agents.models import model_problem
+    from atrium.agents.model_check import model_problem
 
     problem = model_problem(settings.default_model, settings)
     note = f"Default model: {settings.default_model}"

@@ -11,7 +11,7 @@ from fastapi import FastAPI
 from pydantic_ai.messages import ModelMessage, ModelResponse
 from pydantic_ai.models.function import AgentInfo, FunctionModel
 
-from atrium.runtime.models import ModelRegistry
+from atrium.runtime.llm_models import ModelRegistry
 
 RUNS = "/api/v1/public/agent/runs"
 TERMINAL = {"completed", "failed", "cancelled"}

@@ -13,7 +13,7 @@ import pytest
 
 from atrium.client import Client
 from atrium.client._view import ToolLines
-from atrium.client.models import RunRequiresAction, ToolCalled, ToolReturned, parse_event
+from atrium.client.records import RunRequiresAction, ToolCalled, ToolReturned, parse_event
 from tests.client.conftest import Server
 from tests.processes import free_port, listening, run_atrium
 

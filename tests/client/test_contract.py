@@ -1,7 +1,7 @@
 """The client's records against the server's OpenAPI document
 (docs/decisions/0045-client-contract.md).
 
-The client mirrors the server's response schemas by hand (`client/models.py`); this holds the
+The client mirrors the server's response schemas by hand (`client/records.py`); this holds the
 two together, so a field added, removed or retyped on one side only fails here, naming the
 client class and the field. Every call the client builds (`client/_calls.py`) is matched to its
 operation in the app's own document, and the record it reads to the response component:
@@ -32,7 +32,7 @@ from pydantic import BaseModel
 from atrium.app import create_app
 from atrium.client import _calls
 from atrium.client._core import Call
-from atrium.client.models import (
+from atrium.client.records import (
     Account,
     AccountInfo,
     Agent,

@@ -1,21 +1,21 @@
 """What `atrium.client` exports: every record a caller meets, so no one imports from a private
-module or from `atrium.client.models` for one event kind and from the package for the others."""
+module or from `atrium.client.records` for one event kind and from the package for the others."""
 
 from __future__ import annotations
 
 import atrium.client
-from atrium.client import models
+from atrium.client import records
 
 
 def test_every_event_class_is_exported() -> None:
     events = sorted(
         name
-        for name, value in vars(models).items()
-        if isinstance(value, type) and issubclass(value, models.RunEvent)
+        for name, value in vars(records).items()
+        if isinstance(value, type) and issubclass(value, records.RunEvent)
     )
     assert "ToolCalled" in events and "ToolReturned" in events
     for name in events:
-        assert getattr(atrium.client, name, None) is getattr(models, name), name
+        assert getattr(atrium.client, name, None) is getattr(records, name), name
         assert name in atrium.client.__all__, name
 
 

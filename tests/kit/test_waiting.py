@@ -6,7 +6,7 @@ import asyncio
 
 import pytest
 
-from atrium.kit.waiting import wait_event
+from atrium.kit.wait_event import wait_event
 
 
 async def test_returns_true_once_set_and_false_after_the_timeout() -> None:

@@ -18,7 +18,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 
 from atrium.app import create_app
-from atrium.runtime.models import ModelRegistry
+from atrium.runtime.llm_models import ModelRegistry
 from atrium.settings import Settings
 from tests.dns_server import DNSServer
 from tests.run_fixtures import AgentFactory

@@ -22,7 +22,7 @@ from pydantic_ai.messages import (
 )
 from pydantic_ai.models.function import AgentInfo, DeltaToolCall, DeltaToolCalls, FunctionModel
 
-from atrium.runtime.models import ModelRegistry
+from atrium.runtime.llm_models import ModelRegistry
 from tests.processes import free_port
 from tests.reliability.conftest import assert_error
 from tests.runs.helpers import RUNS, create_run, wait_finished

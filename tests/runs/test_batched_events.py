@@ -15,7 +15,8 @@ from atrium.db.batcher import WriteBatcher
 from atrium.db.engine import Database
 from atrium.db.models import RunEvent
 from atrium.kit.time import utcnow
-from atrium.runs import event_repository, events
+from atrium.runs import events
+from atrium.runs.events import event_store
 from tests.runs.helpers import create_run, wait_finished
 from tests.statements import recorded
 
@@ -26,7 +27,7 @@ def inserting(run_id: str, *seqs: int) -> Any:
     ]
 
     def operation(session: Session) -> int:
-        event_repository.insert_events(session, rows)
+        event_store.insert_events(session, rows)
         return len(rows)
 
     return operation

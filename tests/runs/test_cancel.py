@@ -9,7 +9,7 @@ import httpx
 from pydantic_ai.messages import ModelMessage
 from pydantic_ai.models.function import AgentInfo, FunctionModel
 
-from atrium.runtime.models import ModelRegistry
+from atrium.runtime.llm_models import ModelRegistry
 from tests.run_fixtures import AgentFactory
 from tests.runs.helpers import RUNS, create_run, read_stream, wait_finished
 

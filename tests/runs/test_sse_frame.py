@@ -7,7 +7,7 @@ import json
 
 from sse_starlette.event import ServerSentEvent
 
-from atrium.runs.stream import access_ended_message, sse_frame
+from atrium.runs.events.stream import access_ended_message, sse_frame
 
 
 def test_a_frame_is_sse_starlettes_encoding_and_is_encoded_once() -> None:

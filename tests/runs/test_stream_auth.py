@@ -17,7 +17,7 @@ from pydantic_ai.models.function import AgentInfo, FunctionModel
 
 from atrium.auth.service import IssuedKey, revoke_key
 from atrium.db.engine import Database
-from atrium.runtime.models import ModelRegistry
+from atrium.runtime.llm_models import ModelRegistry
 from tests.reliability.test_bounds import served
 from tests.run_fixtures import AgentFactory
 from tests.runs.helpers import RUNS, create_run

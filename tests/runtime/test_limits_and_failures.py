@@ -14,7 +14,7 @@ from pydantic_ai.models.function import AgentInfo, DeltaToolCall, DeltaToolCalls
 from pydantic_ai.models.test import TestModel
 
 from atrium.app import create_app
-from atrium.runtime.models import ModelRegistry
+from atrium.runtime.llm_models import ModelRegistry
 from atrium.settings import Settings
 from tests.run_fixtures import AgentFactory
 from tests.runs.helpers import create_run, read_stream, wait_finished

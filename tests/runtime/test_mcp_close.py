@@ -16,8 +16,8 @@ import pytest
 from pydantic_ai import RunContext
 from pydantic_ai.toolsets import AbstractToolset, ToolsetTool
 
+from atrium.runtime.artifact_tools import RunDeps
 from atrium.runtime.mcp import McpServerToolset
-from atrium.runtime.tools import RunDeps
 from atrium.settings import Settings
 
 CONNECT_TIMEOUT = 0.5

@@ -17,7 +17,7 @@ from sqlalchemy import select
 
 from atrium.db.engine import Database
 from atrium.db.models import Run
-from atrium.runtime.models import ModelRegistry
+from atrium.runtime.llm_models import ModelRegistry
 from tests.run_fixtures import AgentFactory
 from tests.runs.helpers import create_run, wait_finished
 from tests.runtime.bulky_mcp_server import BulkyMcpServer

@@ -14,7 +14,7 @@ import httpx
 import pytest
 from openai import AsyncOpenAI
 
-from atrium.runtime.models import ModelRegistry
+from atrium.runtime.llm_models import ModelRegistry
 from tests.run_fixtures import AgentFactory
 from tests.runs.helpers import create_run, wait_finished
 from tests.runtime.chat_server import ANSWER, ChatServer

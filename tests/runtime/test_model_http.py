@@ -14,8 +14,8 @@ from contextlib import asynccontextmanager
 import pytest
 from openai import APIConnectionError, APITimeoutError
 
+from atrium.runtime.llm_models import ModelRegistry
 from atrium.runtime.model_http import AioHttpClient
-from atrium.runtime.models import ModelRegistry
 from atrium.runtime.openai_client import ValidatingOpenAI
 from atrium.settings import Settings
 from tests.processes import free_port

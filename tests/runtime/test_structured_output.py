@@ -11,7 +11,7 @@ import jsonschema
 import pytest
 from pydantic_ai.models.test import TestModel
 
-from atrium.runtime.models import ModelRegistry
+from atrium.runtime.llm_models import ModelRegistry
 from atrium.runtime.offline import offline_instance
 from tests.run_fixtures import AgentFactory
 from tests.runs.helpers import RUNS, create_run, wait_finished

@@ -21,7 +21,7 @@ from atrium.db.models import Run, WebhookDelivery
 from atrium.kit.time import utcnow
 from atrium.runs import lifecycle
 from atrium.runs.lifecycle import ClaimedRun
-from atrium.runtime.models import ModelRegistry
+from atrium.runtime.llm_models import ModelRegistry
 from atrium.worker.execution import RunExecution
 from atrium.worker.recorder import RunRecorder
 from tests.run_fixtures import AgentFactory

@@ -15,7 +15,8 @@ from sqlalchemy.orm import Session
 
 from atrium.db.engine import Database
 from atrium.kit.time import utcnow
-from atrium.runs import lifecycle, queue_repository
+from atrium.runs import lifecycle
+from atrium.runs.lifecycle import run_queue
 from tests.runs.helpers import RUNS, create_run
 
 OWNER = "host:1234:abcd"
@@ -44,10 +45,8 @@ async def test_only_the_newest_attempt_of_one_owner_writes(
     later = utcnow() + timedelta(seconds=60)
 
     def requeue(session: Session) -> tuple[int, str] | None:
-        seq = queue_repository.requeue(
-            session, run_id=first.run_id, owner=OWNER, expired_before=later
-        )
-        queue_repository.release_thread(session, thread_id=first.thread_id, run_id=first.run_id)
+        seq = run_queue.requeue(session, run_id=first.run_id, owner=OWNER, expired_before=later)
+        run_queue.release_thread(session, thread_id=first.thread_id, run_id=first.run_id)
         return seq
 
     assert await db.write_sync(requeue) is not None
@@ -56,7 +55,7 @@ async def test_only_the_newest_attempt_of_one_owner_writes(
 
     async def checkpoint_of(claim: lifecycle.ClaimedRun) -> bool | None:
         return await db.write_sync(
-            lambda session: queue_repository.checkpoint(
+            lambda session: run_queue.checkpoint(
                 session,
                 run_id=claim.run_id,
                 owner=OWNER,
@@ -70,7 +69,7 @@ async def test_only_the_newest_attempt_of_one_owner_writes(
     async def finish_of(claim: lifecycle.ClaimedRun, result: str) -> bool:
         values = {"status": "completed", "result": result, "finished_at": utcnow()}
         finished = await db.write_sync(
-            lambda session: queue_repository.finish(
+            lambda session: run_queue.finish(
                 session,
                 run_id=claim.run_id,
                 account_id=claim.account_id,

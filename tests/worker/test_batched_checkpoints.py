@@ -18,8 +18,8 @@ from atrium.db.batcher import WriteBatcher
 from atrium.db.engine import Database
 from atrium.db.models import Run, RunEvent, RunStatus
 from atrium.kit.time import utcnow
-from atrium.runs import events, lifecycle, queue_repository
-from atrium.runs.lifecycle import ClaimedRun, Ending, Usage
+from atrium.runs import events, lifecycle
+from atrium.runs.lifecycle import ClaimedRun, Ending, Usage, run_queue
 from tests.runs.helpers import RUNS, create_run
 from tests.statements import Statement, recorded
 
@@ -62,7 +62,7 @@ def checkpoint(run: ClaimedRun, *seqs: int, attempt: int | None = None) -> Any:
         events.event_row(run.run_id, seq, "message.delta", {"text": str(seq)}, utcnow())
         for seq in seqs
     ]
-    return queue_repository.Checkpoint(
+    return run_queue.Checkpoint(
         run_id=run.run_id,
         owner=OWNER,
         attempt=run.attempt if attempt is None else attempt,

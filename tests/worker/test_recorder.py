@@ -10,7 +10,7 @@ from typing import Any, cast
 
 from atrium.db.batcher import WriteBatcher
 from atrium.db.engine import Database
-from atrium.runs.broker import Broker
+from atrium.runs.events.broker import Broker
 from atrium.runs.lifecycle import ClaimedRun
 from atrium.settings import Settings
 from atrium.worker.recorder import RunRecorder

@@ -5,7 +5,7 @@ from __future__ import annotations
 from fastapi import APIRouter, status
 
 from atrium.agents import service
-from atrium.agents.models import ModelCheckDep
+from atrium.agents.model_check import ModelCheckDep
 from atrium.agents.schemas import AgentCreate, AgentDeleted, AgentList, AgentOut, AgentUpdate
 from atrium.http.deps import CurrentPrincipal, SessionDep
 

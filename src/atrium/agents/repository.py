@@ -25,7 +25,7 @@ class AgentForRun:
 _LIVE_AGENT_OF_ACCOUNT = select(Agent.id, Agent.config).where(
     Agent.account_id == bindparam("b_account_id"), Agent.deleted_at.is_(None)
 )
-# Every run creation reads one of these: built once (see `runs.queue_repository` on why).
+# Every run creation reads one of these: built once (see `runs.lifecycle.run_queue` on why).
 _RUN_AGENT_NAMED = _LIVE_AGENT_OF_ACCOUNT.where(Agent.id == bindparam("b_agent_id"))
 _RUN_AGENT_DEFAULT = _LIVE_AGENT_OF_ACCOUNT.where(Agent.is_default)
 

@@ -26,7 +26,7 @@ from atrium.agents.config import (
     TOOLS,
 )
 from atrium.agents.json_schemas import OutputSchema
-from atrium.agents.tools import Tool, ToolList, masked
+from atrium.agents.tool_config import Tool, ToolList, masked
 from atrium.db.models import Agent
 from atrium.kit.time import isoformat
 from atrium.kit.wire_schemas import (

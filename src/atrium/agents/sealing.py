@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 from atrium.agents.outbound import TargetRefused, check_server_url
-from atrium.agents.tools import McpServerTool, Tool, parse_tools, stored_tools
+from atrium.agents.tool_config import McpServerTool, Tool, parse_tools, stored_tools
 from atrium.errors import InvalidParameter
 from atrium.kit.secrets import SecretBox, SecretRefused, seal
 from atrium.settings import Settings

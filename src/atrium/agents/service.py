@@ -9,7 +9,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from atrium.agents import repository
 from atrium.agents.config import default_config
-from atrium.agents.models import ModelCheck, ProviderNames
+from atrium.agents.model_check import ModelCheck, ProviderNames
 from atrium.agents.schemas import AgentCreate, AgentUpdate
 from atrium.agents.sealing import tools_to_store
 from atrium.db.models import Agent

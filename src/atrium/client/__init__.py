@@ -30,7 +30,7 @@ from atrium.client.errors import (
     UnsupportedMediaTypeError,
     WaitTimeoutError,
 )
-from atrium.client.models import (
+from atrium.client.records import (
     Account,
     Agent,
     AgentConfig,

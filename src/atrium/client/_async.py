@@ -30,7 +30,7 @@ from atrium.client._core import (
 )
 from atrium.client._hooks import acall_hook, acall_user
 from atrium.client.errors import APIConnectionError, WaitTimeoutError
-from atrium.client.models import (
+from atrium.client.records import (
     Account,
     Agent,
     AgentDeleted,

@@ -14,7 +14,7 @@ from pydantic import BaseModel
 from atrium.client._core import AGENTS_PREFIX, DOMAINS_PREFIX, RUNS_PREFIX, Call, compact, form
 from atrium.client._core import model as parse_model
 from atrium.client._core import model_list as parse_list
-from atrium.client.models import (
+from atrium.client.records import (
     Account,
     Agent,
     AgentDeleted,

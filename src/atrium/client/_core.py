@@ -28,7 +28,7 @@ from atrium.client.errors import (
     ServerError,
     StreamError,
 )
-from atrium.client.models import RunEvent, parse_event
+from atrium.client.records import RunEvent, parse_event
 from atrium.kit.filenames import filename_problem
 
 T = TypeVar("T")

@@ -11,7 +11,7 @@ import inspect
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from atrium.client.models import RunEvent
+from atrium.client.records import RunEvent
 
 
 async def acall_hook(hook: Callable[[RunEvent], Awaitable[None] | None], event: RunEvent) -> None:

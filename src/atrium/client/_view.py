@@ -15,7 +15,7 @@ from rich.table import Table
 from rich.text import Text
 
 from atrium.client._table_fit import RecordTable
-from atrium.client.models import (
+from atrium.client.records import (
     Agent,
     Artifact,
     ArtifactCreated,

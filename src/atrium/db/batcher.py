@@ -37,7 +37,7 @@ _MAX_BATCH = 256
 _STOP = object()
 
 
-# What wraps each transaction of synchronous operations (`runs.event_repository.batched`: the
+# What wraps each transaction of synchronous operations (`runs.events.event_store.batched`: the
 # batch's event rows, inserted together at its end).
 AroundBatch = Callable[[Session], AbstractContextManager[None]]
 

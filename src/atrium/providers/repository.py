@@ -76,7 +76,7 @@ async def names(session: AsyncSession, *, account_id: int) -> list[str]:
 
 
 # Read at the start of every run on a named provider, and by a run's own `config.model`:
-# built once, executed with the account's id (see `runs.queue_repository` on why).
+# built once, executed with the account's id (see `runs.lifecycle.run_queue` on why).
 _NAMES_OF_ACCOUNT = (
     select(_PROVIDERS.c.name)
     .where(_PROVIDERS.c.account_id == bindparam("b_account_id"))

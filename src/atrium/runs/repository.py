@@ -1,7 +1,7 @@
 """SQL of the runs API: the runs and threads a request creates or reads, and their artifacts.
 
-The queue a worker claims from is `runs.queue_repository`, the events `runs.event_repository`,
-the runs waiting for their caller `runs.waiting`.
+The queue a worker claims from is `runs.lifecycle.run_queue`, the events `runs.events.event_store`,
+the runs waiting for their caller `runs.lifecycle.waiting_runs`.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from sqlalchemy.orm import Session, defer
 from atrium.db.base import Base
 from atrium.db.models import Artifact, Run, Thread
 from atrium.kit.cursor import Position, older_than
-from atrium.runs import event_repository
+from atrium.runs.events import event_store
 
 # The tables, not the mapped classes: an ORM-enabled INSERT goes through SQLAlchemy's
 # bulk-persistence layer, which costs about 0.15 ms of CPU per statement more than the same
@@ -212,7 +212,7 @@ def insert_run(
         conn.execute(_INSERT_THREAD, [thread])
     row = {("metadata" if name == "run_metadata" else name): value for name, value in run.items()}
     conn.execute(_INSERT_RUN, [row])
-    event_repository.insert_events(session, [event])
+    event_store.insert_events(session, [event])
 
 
 def put_artifact(session: Session, values: dict[str, Any]) -> None:

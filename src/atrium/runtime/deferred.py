@@ -11,7 +11,7 @@ database. When the caller answers, any worker resumes it: the same messages, and
 as `DeferredToolResults` (an output for each function call, `ToolApproved` or `ToolDenied` for
 each approval), so pydantic-ai continues from the pending calls as if it had never stopped.
 
-The caller sees and answers each call by its `wire_call_id` (`runtime.toolcalls`); the answers
+The caller sees and answers each call by its `wire_call_id` (`runtime.observed_calls`); the answers
 go back to pydantic-ai under the model's own ids, found in the run's messages.
 """
 
@@ -33,9 +33,9 @@ from pydantic_ai.tools import (
 )
 from pydantic_ai.toolsets import ExternalToolset, ToolsetTool, WrapperToolset
 
-from atrium.agents.tools import ApprovalList, FunctionTool, McpServerTool
-from atrium.runtime.toolcalls import wire_call_id
-from atrium.runtime.tools import RunDeps
+from atrium.agents.tool_config import ApprovalList, FunctionTool, McpServerTool
+from atrium.runtime.artifact_tools import RunDeps
+from atrium.runtime.observed_calls import wire_call_id
 
 CallKind = Literal["function", "approval"]
 _META_LABEL: Final = "server_label"

@@ -34,27 +34,27 @@ from pydantic_ai.tools import DeferredToolRequests
 from pydantic_ai.toolsets import AbstractToolset, FunctionToolset
 from pydantic_ai.usage import RunUsage, UsageLimits
 
-from atrium.agents.tools import FunctionTool, McpServerTool, stored_tools
+from atrium.agents.tool_config import FunctionTool, McpServerTool, stored_tools
 from atrium.db.models import EventKind, RunStatus
 from atrium.kit.outbound import TargetRefused
 from atrium.providers.targets import ProviderTarget
 from atrium.runtime.answer import Answer, answer
+from atrium.runtime.artifact_tools import TOOLS, RunDeps
 from atrium.runtime.cancellation import RunCancellation
 from atrium.runtime.deferred import Resume, denial_text, function_toolset, pending_calls
+from atrium.runtime.llm_models import ModelRegistry, ModelUnavailable
 from atrium.runtime.lost_calls import LostCall, UnrepeatableCall, refuse_repeats
 from atrium.runtime.mcp_servers import McpServers
-from atrium.runtime.models import ModelRegistry, ModelUnavailable
-from atrium.runtime.output import StructuredOutput
-from atrium.runtime.sink import RunSink
-from atrium.runtime.streamed_text import StreamedText
-from atrium.runtime.toolcalls import (
+from atrium.runtime.observed_calls import (
     ObservedToolset,
     RunToolset,
     ToolCallLog,
     ToolFailure,
     wire_call_id,
 )
-from atrium.runtime.tools import TOOLS, RunDeps
+from atrium.runtime.output import StructuredOutput
+from atrium.runtime.sink import RunSink
+from atrium.runtime.streamed_text import StreamedText
 from atrium.settings import Settings
 
 log = logging.getLogger("atrium.runtime")

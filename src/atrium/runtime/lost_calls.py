@@ -16,7 +16,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from atrium.agents.tools import McpServerTool, declares_idempotent
+from atrium.agents.tool_config import McpServerTool, declares_idempotent
 from atrium.db.models import EventKind
 
 

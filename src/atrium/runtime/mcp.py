@@ -28,13 +28,13 @@ from pydantic_ai.mcp import MCPToolset
 from pydantic_ai.toolsets import ToolsetTool, WrapperToolset
 
 from atrium.agents.outbound import TargetRefused, check_server_url
-from atrium.agents.tools import McpServerTool
+from atrium.agents.tool_config import McpServerTool
 from atrium.observability.logs import escape_control
+from atrium.runtime.artifact_tools import RunDeps
 from atrium.runtime.mcp_limits import tools_within_limits
 from atrium.runtime.mcp_output_schemas import OutputChecks, forget_in_session
 from atrium.runtime.mcp_tool_lists import ToolListCache, cache_key
-from atrium.runtime.toolcalls import ToolFailure
-from atrium.runtime.tools import RunDeps
+from atrium.runtime.observed_calls import ToolFailure
 from atrium.settings import Settings
 
 log = logging.getLogger("atrium.runtime.mcp")

@@ -23,8 +23,8 @@ import pydantic_core
 from pydantic_ai import RunContext
 from pydantic_ai.toolsets import ToolsetTool, WrapperToolset
 
-from atrium.runtime.toolcalls import ToolFailure
-from atrium.runtime.tools import RunDeps
+from atrium.runtime.artifact_tools import RunDeps
+from atrium.runtime.observed_calls import ToolFailure
 from atrium.settings import Settings
 
 if TYPE_CHECKING:
@@ -118,7 +118,7 @@ class _LimitedStream(httpx.AsyncByteStream):
 
 def output_problem(output: object, settings: Settings) -> str | None:
     """Why a tool's result may not reach the model, or None: measured as a function tool's
-    output is (`runs/actions.py`), in characters of JSON."""
+    output is (`runs/api/actions.py`), in characters of JSON."""
     text = pydantic_core.to_json(output, bytes_mode="base64", fallback=str).decode()
     return _too_long(len(text), settings) if len(text) > settings.run_max_prompt_chars else None
 

@@ -15,15 +15,15 @@ from dataclasses import dataclass
 import httpx
 from pydantic_ai.toolsets import AbstractToolset
 
-from atrium.agents.tools import McpServerTool
+from atrium.agents.tool_config import McpServerTool
 from atrium.kit.outbound import outbound_client
 from atrium.kit.secrets import SecretBox, SecretsUnavailable
+from atrium.runtime.artifact_tools import RunDeps
 from atrium.runtime.deferred import ApprovalToolset
 from atrium.runtime.imports import import_off_loop
 from atrium.runtime.mcp_limits import LimitedToolset, ResponseLimit, response_bytes
 from atrium.runtime.mcp_tool_lists import ToolListCache
-from atrium.runtime.toolcalls import ObservedToolset, ToolCallLog, ToolFailure
-from atrium.runtime.tools import RunDeps
+from atrium.runtime.observed_calls import ObservedToolset, ToolCallLog, ToolFailure
 from atrium.settings import Settings
 
 

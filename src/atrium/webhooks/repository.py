@@ -2,7 +2,7 @@
 
 The outbox and sender statements use the tables (Core), not the mapped classes: they run in
 the worker's hot transactions, where ORM objects cost CPU for nothing (see
-runs/queue_repository.py).
+runs/lifecycle/run_queue.py).
 """
 
 from __future__ import annotations

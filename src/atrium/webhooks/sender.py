@@ -26,7 +26,7 @@ from atrium.db.engine import Database
 from atrium.kit.outbound import TargetRefused, outbound_client
 from atrium.kit.secrets import SecretBox, SecretsUnavailable
 from atrium.kit.time import as_utc, utcnow
-from atrium.kit.waiting import wait_event
+from atrium.kit.wait_event import wait_event
 from atrium.observability.logs import escape_control
 from atrium.settings import Settings
 from atrium.webhooks import outbox, repository, signing

@@ -13,13 +13,14 @@ import logging
 from atrium.db.models import RunStatus
 from atrium.kit.time import utcnow
 from atrium.providers.targets import ProviderTarget, ProviderUnavailable, target_of
-from atrium.runs import event_repository, lifecycle
+from atrium.runs import lifecycle
+from atrium.runs.events import event_store
 from atrium.runs.lifecycle import Ending, Usage
 from atrium.runtime.billing import credits_micro
 from atrium.runtime.cancellation import RunCancellation
 from atrium.runtime.executor import RunOutcome, RunSpec, Runtime, history_from_json
 from atrium.runtime.lost_calls import LostCall, lost_calls
-from atrium.worker import waits
+from atrium.worker import parked_runs
 from atrium.worker.recorder import LeaseLost, RunRecorder
 
 log = logging.getLogger("atrium.worker")
@@ -60,7 +61,7 @@ class RunExecution:
                 prompt=self.claim.prompt,
                 config=self.claim.config,
                 history=history_from_json(self.claim.history),
-                resume=await waits.resume_of(self.recorder.db, self.claim),
+                resume=await parked_runs.resume_of(self.recorder.db, self.claim),
                 target=await self._target(),
                 lost_calls=await self._lost_calls(),
             )
@@ -87,9 +88,7 @@ class RunExecution:
         if self.claim.attempt <= 1:
             return ()
         async with self.recorder.db.session(write=False) as session:
-            events = await event_repository.tool_events_since_wait(
-                session, run_id=self.claim.run_id
-            )
+            events = await event_store.tool_events_since_wait(session, run_id=self.claim.run_id)
         return tuple(lost_calls(events))
 
     async def _target(self) -> ProviderTarget | None:
@@ -147,8 +146,8 @@ class RunExecution:
         announcement.send(self.recorder.broker)
 
     async def _wait(self, outcome: RunOutcome) -> None:
-        """The run waits for its caller (`worker.waits`): lease and slot are given back."""
-        announcement = await waits.park(
+        """The run waits for its caller (`worker.parked_runs`): lease and slot are given back."""
+        announcement = await parked_runs.park(
             batcher=self.recorder.batcher,
             settings=self.recorder.settings,
             claim=self.claim,

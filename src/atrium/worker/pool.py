@@ -19,15 +19,17 @@ from datetime import datetime
 from atrium.db.batcher import WriteBatcher
 from atrium.db.engine import Database
 from atrium.kit.time import utcnow
-from atrium.kit.waiting import wait_event
-from atrium.runs import event_repository, lifecycle, presenters, queue_repository
-from atrium.runs.broker import Broker
-from atrium.runs.lifecycle import ClaimedRun
-from atrium.runs.queue_repository import ExpiredRun
+from atrium.kit.wait_event import wait_event
+from atrium.runs import lifecycle
+from atrium.runs.api import presenters
+from atrium.runs.events import event_store
+from atrium.runs.events.broker import Broker
+from atrium.runs.lifecycle import ClaimedRun, run_queue
+from atrium.runs.lifecycle.run_queue import ExpiredRun
 from atrium.runtime.executor import Runtime
 from atrium.settings import Settings
 from atrium.webhooks.sender import WebhookSender
-from atrium.worker import waits
+from atrium.worker import parked_runs
 from atrium.worker.execution import RunExecution
 from atrium.worker.recorder import RunRecorder
 
@@ -59,7 +61,7 @@ class WorkerPool:
         self._lock_rows = not db.sqlite
         # Shared with the API in `atrium serve` (the app starts and stops it); owned otherwise.
         self._owns_batcher = batcher is None
-        self.batcher = batcher or WriteBatcher(db, around_batch=event_repository.batched)
+        self.batcher = batcher or WriteBatcher(db, around_batch=event_store.batched)
         # Webhook deliveries of finished runs, sent by every process that executes runs.
         self.webhooks = WebhookSender(
             settings=settings,
@@ -113,7 +115,7 @@ class WorkerPool:
         # Whatever this worker still holds (runs in progress, a claim that committed as the
         # claim loop was cancelled) goes back to the queue now rather than after its lease.
         async with self.db.session(write=False) as session:
-            running = await queue_repository.running_runs_of(session, owner=self.owner)
+            running = await run_queue.running_runs_of(session, owner=self.owner)
         for run_id in running:
             try:
                 await self._requeue(
@@ -198,7 +200,7 @@ class WorkerPool:
                 continue
             run_ids = list(self._executions)
             renew = functools.partial(
-                queue_repository.renew_leases,
+                run_queue.renew_leases,
                 owner=self.owner,
                 run_ids=run_ids,
                 lease_seconds=self.settings.run_lease_seconds,
@@ -224,7 +226,9 @@ class WorkerPool:
             except Exception:
                 log.exception("recovering expired runs failed")
             try:  # runs whose wait for their caller expired: failed, ACTION_EXPIRED
-                await waits.expire_waits(db=self.db, broker=self.broker, settings=self.settings)
+                await parked_runs.expire_waits(
+                    db=self.db, broker=self.broker, settings=self.settings
+                )
             except Exception:
                 log.exception("expiring waiting runs failed")
             await asyncio.sleep(interval)
@@ -233,7 +237,7 @@ class WorkerPool:
         """Re-queue (or fail, past the attempt limit) runs whose worker stopped renewing."""
         now = utcnow()
         async with self.db.session(write=False) as session:
-            expired = await queue_repository.expired_runs(session, now=now)
+            expired = await run_queue.expired_runs(session, now=now)
         recovered = 0
         for run in expired:
             if run.attempts >= self.settings.run_max_attempts:

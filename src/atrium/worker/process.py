@@ -7,7 +7,7 @@ import signal
 
 from atrium.db.engine import Database
 from atrium.kit.redis import connect_redis
-from atrium.runs.broker import Broker, RedisBroker
+from atrium.runs.events.broker import Broker, RedisBroker
 from atrium.settings import Settings
 from atrium.worker.pool import WorkerPool
 

@@ -22,9 +22,9 @@ from atrium.db.engine import Database
 from atrium.db.models import EventKind
 from atrium.kit.ids import new_id
 from atrium.kit.time import utcnow
-from atrium.runs import events, queue_repository, repository
-from atrium.runs.broker import Broker
-from atrium.runs.lifecycle import ClaimedRun
+from atrium.runs import events, repository
+from atrium.runs.events.broker import Broker
+from atrium.runs.lifecycle import ClaimedRun, run_queue
 from atrium.runtime.sink import StoredArtifact
 from atrium.settings import Settings
 
@@ -188,7 +188,7 @@ class RunRecorder:
         run_id, owner, lease = self.claim.run_id, self.owner, self.settings.run_lease_seconds
         attempt = self.claim.attempt
 
-        checkpoint = queue_repository.Checkpoint(
+        checkpoint = run_queue.Checkpoint(
             run_id=run_id,
             owner=owner,
             attempt=attempt,

@@ -12,7 +12,7 @@ from rich.table import Table
 
 from atrium.client._calls import ListFilters
 from atrium.client.cli._shared import console, errors, print_json, print_table
-from atrium.client.models import Page
+from atrium.client.records import Page
 
 R = TypeVar("R")
 

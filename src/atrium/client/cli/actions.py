@@ -17,7 +17,7 @@ from rich.console import Console
 from rich.markup import escape
 
 from atrium.client._sync import Client
-from atrium.client.models import PendingToolCall, Run
+from atrium.client.records import PendingToolCall, Run
 
 
 class NoAnswer(Exception):

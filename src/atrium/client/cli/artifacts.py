@@ -24,7 +24,7 @@ from atrium.client.cli._shared import (
     print_list,
     print_results,
 )
-from atrium.client.models import Artifact
+from atrium.client.records import Artifact
 from atrium.kit.filenames import filename_problem
 
 artifacts_app = App(help="Files written by runs.", no_args_is_help=True)

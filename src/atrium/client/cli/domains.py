@@ -32,7 +32,7 @@ from atrium.client.cli._shared import (
     print_json,
     print_result,
 )
-from atrium.client.models import Domain
+from atrium.client.records import Domain
 
 domains_app = App(
     help="Domains atrium serves by redirecting: list, show, create, verify, update, delete.",

@@ -21,7 +21,7 @@ from atrium.client.cli._shared import (
     print_result,
     print_table,
 )
-from atrium.client.models import Provider
+from atrium.client.records import Provider
 
 providers_app = App(
     help="Named OpenAI-compatible servers (Ollama, vLLM, …): models name them as "

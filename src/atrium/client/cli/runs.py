@@ -26,7 +26,7 @@ from atrium.client.cli._shared import (
     print_table,
 )
 from atrium.client.errors import StreamError, WaitTimeoutError
-from atrium.client.models import (
+from atrium.client.records import (
     TERMINAL_STATUSES,
     MessageDelta,
     Run,

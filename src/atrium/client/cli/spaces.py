@@ -26,7 +26,7 @@ from atrium.client.cli._shared import (
     client,
     print_result,
 )
-from atrium.client.models import Space
+from atrium.client.records import Space
 
 spaces_app = App(help="Spaces: list, show, create, update, delete.", no_args_is_help=True)
 SpaceIdArgument = Annotated[int, typer.Argument(metavar="SPACE_ID", help="Space id.")]

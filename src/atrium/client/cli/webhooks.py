@@ -20,7 +20,7 @@ from atrium.client.cli._shared import (
     print_results,
     print_table,
 )
-from atrium.client.models import DeliveryPage
+from atrium.client.records import DeliveryPage
 
 webhooks_app = App(
     help="Webhook endpoints that receive the account's finished runs, signed.",

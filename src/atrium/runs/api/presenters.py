@@ -10,15 +10,15 @@ from atrium.db.models import TERMINAL_STATUSES, Artifact, Run, RunStatus
 from atrium.http.groups import RUNS
 from atrium.kit.json_depth import too_deep
 from atrium.kit.time import isoformat
-from atrium.runs import service
-from atrium.runs.lifecycle import Usage
-from atrium.runs.schemas import (
+from atrium.runs.api import service
+from atrium.runs.api.schemas import (
     ArtifactOut,
     Billing,
     RequiredAction,
     RunError,
     RunOut,
 )
+from atrium.runs.lifecycle import Usage
 from atrium.settings import Settings
 
 

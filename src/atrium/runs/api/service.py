@@ -20,7 +20,7 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from atrium.agents import repository as agents_repository
-from atrium.agents.models import ModelCheck
+from atrium.agents.model_check import ModelCheck
 from atrium.agents.repository import AgentForRun
 from atrium.agents.service import agent_not_found, get_or_create_default_agent
 from atrium.auth.service import key_still_valid
@@ -34,10 +34,11 @@ from atrium.kit.json_depth import TOO_DEEP, too_deep
 from atrium.kit.secrets import SecretBox, SecretsUnavailable
 from atrium.kit.time import utcnow
 from atrium.providers import repository as providers_repository
-from atrium.runs import event_repository, lifecycle, repository
-from atrium.runs.broker import Broker
-from atrium.runs.schemas import RunCreate
-from atrium.runs.stream import RunEventStream
+from atrium.runs import lifecycle, repository
+from atrium.runs.api.schemas import RunCreate
+from atrium.runs.events import event_store
+from atrium.runs.events.broker import Broker
+from atrium.runs.events.stream import RunEventStream
 from atrium.settings import Settings
 from atrium.webhooks import signing
 from atrium.webhooks.service import checked_url
@@ -389,7 +390,7 @@ async def events_so_far(
     async with db.session(write=False) as session:
         conn = await session.connection()
         return await conn.run_sync(
-            functools.partial(event_repository.events_after, run_id=found, after_seq=after_seq)
+            functools.partial(event_store.events_after, run_id=found, after_seq=after_seq)
         )
 
 

@@ -3,7 +3,7 @@ changed, and for a run's own `config.model`, so that a typo or a missing key is 
 what is missing, not a run that fails later with the provider library's advice
 (docs/design.md#models).
 
-The runtime (`runtime/models.py`) builds the models this module accepts, and gives the same
+The runtime (`runtime/llm_models.py`) builds the models this module accepts, and gives the same
 sentences for a stored model that has become unusable (a key removed since).
 """
 

@@ -24,10 +24,10 @@ from atrium.db.batcher import WriteBatcher
 from atrium.db.engine import Database
 from atrium.db.models import EventKind, Run, RunStatus
 from atrium.kit.time import isoformat, utcnow
-from atrium.runs import lifecycle, waiting
-from atrium.runs.broker import Broker
-from atrium.runs.lifecycle import Announcement, ClaimedRun, Ending, Usage
-from atrium.runs.presenters import run_out
+from atrium.runs import lifecycle
+from atrium.runs.api.presenters import run_out
+from atrium.runs.events.broker import Broker
+from atrium.runs.lifecycle import Announcement, ClaimedRun, Ending, Usage, waiting_runs
 from atrium.runtime.billing import credits_micro
 from atrium.runtime.deferred import Resume
 from atrium.runtime.executor import RunOutcome
@@ -42,7 +42,7 @@ async def resume_of(db: Database, claim: ClaimedRun) -> Resume | None:
     if claim.waits <= 0:
         return None
     async with db.session(write=False) as session:
-        state = await waiting.state_of(session, run_id=claim.run_id, wait=claim.waits)
+        state = await waiting_runs.state_of(session, run_id=claim.run_id, wait=claim.waits)
     if state is None:
         raise RuntimeError(f"run {claim.run_id} waited, but its answers are not stored")
     return Resume(
@@ -117,7 +117,7 @@ async def expire_waits(*, db: Database, broker: Broker, settings: Settings) -> i
     """Fail the runs whose wait for their caller expired (ACTION_EXPIRED); how many."""
     now = utcnow()
     async with db.session(write=False) as session:
-        expired = await waiting.expired_waits(session, now=now)
+        expired = await waiting_runs.expired_waits(session, now=now)
     failed = 0
     for run in expired:
         ending = Ending(

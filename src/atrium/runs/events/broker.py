@@ -19,7 +19,7 @@ from typing import Any
 
 from redis.asyncio import Redis
 
-log = logging.getLogger("atrium.runs.broker")
+log = logging.getLogger("atrium.runs.events.broker")
 _QUEUE_SIZE = 256
 
 

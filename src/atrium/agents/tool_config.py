@@ -279,7 +279,7 @@ def check_model_names(tools: list[Tool]) -> None:
     """ValueError when the model would see a reserved name, or one name for two tools (a run
     could not start: pydantic-ai refuses both). An MCP server's tools count as far as
     `allowed_tools` or `require_approval` name them; the others are checked when a run lists
-    them (`runtime.toolcalls.RunToolset`)."""
+    them (`runtime.observed_calls.RunToolset`)."""
     first: dict[str, int] = {}
     for index, tool in enumerate(tools):
         for seen in _model_names(tool):

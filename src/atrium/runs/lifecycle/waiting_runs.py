@@ -21,7 +21,8 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm import Session
 
 from atrium.db.models import Run, RunAction, RunStatus
-from atrium.runs import event_repository, queue_repository
+from atrium.runs.events import event_store
+from atrium.runs.lifecycle import run_queue
 
 REQUIRES_ACTION = RunStatus.REQUIRES_ACTION
 
@@ -69,7 +70,7 @@ def requeue_answered(session: Session, *, run_id: str, wait: int, now: datetime)
         "required_action": None,
         "action_expires_at": None,
     }
-    return event_repository.update_run_for_event(session, where=answered, values=queued)
+    return event_store.update_run_for_event(session, where=answered, values=queued)
 
 
 def finish_waiting(
@@ -78,7 +79,7 @@ def finish_waiting(
     """Requires_action → a terminal state (cancelled, or failed on expiry) while it still waits;
     the sequence number of its final event, or None when the run moved on first."""
     ended = {"required_action": None, "action_expires_at": None, "finished_at": now, **values}
-    return event_repository.update_run_for_event(
+    return event_store.update_run_for_event(
         session, where=[Run.id == run_id, Run.status == REQUIRES_ACTION], values=ended
     )
 
@@ -150,4 +151,4 @@ async def expired_waits(
     session: AsyncSession, *, now: datetime, limit: int = 100
 ) -> Sequence[ExpiredWait]:
     expired = [Run.status == REQUIRES_ACTION, Run.action_expires_at <= now]
-    return await queue_repository.runs_as(session, ExpiredWait, where=expired, limit=limit)
+    return await run_queue.runs_as(session, ExpiredWait, where=expired, limit=limit)

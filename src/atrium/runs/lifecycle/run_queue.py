@@ -38,7 +38,7 @@ from sqlalchemy.orm import Session, aliased
 from atrium.db.batcher import Together
 from atrium.db.models import Artifact, Run, RunAction, RunStatus, Thread, WebhookEndpoint
 from atrium.kit.time import utcnow
-from atrium.runs import event_repository
+from atrium.runs.events import event_store
 
 if TYPE_CHECKING:
     from _typeshed import DataclassInstance
@@ -289,7 +289,7 @@ def checkpoint(
     flag = session.connection().scalar(_CHECKPOINT, renewed)
     if flag is None:
         return None
-    event_repository.insert_events(session, event_rows)
+    event_store.insert_events(session, event_rows)
     return bool(flag)
 
 
@@ -362,7 +362,7 @@ def _checkpoints(session: Session, operations: Sequence[Checkpoint]) -> list[boo
         if flag is None:
             results.append(None)
         else:
-            event_repository.insert_events(session, each.event_rows)
+            event_store.insert_events(session, each.event_rows)
             results.append(bool(flag))
     return results
 
@@ -512,7 +512,7 @@ def fail_expired(
         Run.lease_expires_at < now,
     ]
     released = {"lease_owner": None, "lease_expires_at": None, **values}
-    return event_repository.update_run_for_event(session, where=expired, values=released)
+    return event_store.update_run_for_event(session, where=expired, values=released)
 
 
 def thread_history(
@@ -538,7 +538,7 @@ def cancel_queued(session: Session, *, run_id: str, now: datetime) -> int | None
     """Cancel a run still waiting in the queue; the sequence number of its final event, or None
     when a worker claimed it first (the conditional update is the arbiter)."""
     cancelled = {"status": RunStatus.CANCELLED, "finished_at": now, "cancel_requested": True}
-    return event_repository.update_run_for_event(
+    return event_store.update_run_for_event(
         session, where=[Run.id == run_id, Run.status == RunStatus.QUEUED], values=cancelled
     )
 

@@ -22,9 +22,10 @@ from atrium.db.models import Run, RunStatus
 from atrium.errors import Conflict, InvalidParameter
 from atrium.kit.json_depth import TOO_DEEP, too_deep
 from atrium.kit.time import as_utc, isoformat, utcnow
-from atrium.runs import lifecycle, waiting
-from atrium.runs.broker import Broker
-from atrium.runs.schemas import RunActions
+from atrium.runs import lifecycle
+from atrium.runs.api.schemas import RunActions
+from atrium.runs.events.broker import Broker
+from atrium.runs.lifecycle import waiting_runs
 from atrium.settings import Settings
 
 MAX_IDEMPOTENCY_KEY = 200
@@ -116,7 +117,7 @@ def _replay(run: Run, stored_hash: str, request_hash: str) -> Answered:
 
 
 def _not_waiting(run: Run, now: datetime) -> Conflict:
-    if run.status == waiting.REQUIRES_ACTION:  # another answer won, or the wait expired
+    if run.status == waiting_runs.REQUIRES_ACTION:  # another answer won, or the wait expired
         expires = run.action_expires_at
         if expires is not None and as_utc(expires) <= now:  # naive from SQLite
             message = f"the run's required action expired at {isoformat(expires)}"
@@ -142,7 +143,7 @@ async def submit_actions(
     request_hash = _request_hash(_checked_depth(data))
     if key is not None:
         earlier = await session.run_sync(
-            functools.partial(waiting.answer_by_key, run_id=run.id, key=key)
+            functools.partial(waiting_runs.answer_by_key, run_id=run.id, key=key)
         )
         if earlier is not None:
             return _replay(run, earlier.request_hash, request_hash)
@@ -165,7 +166,7 @@ async def submit_actions(
     if not answered:
         if key is not None:  # a request with this key committed while this one waited
             earlier = await session.run_sync(
-                functools.partial(waiting.answer_by_key, run_id=run.id, key=key)
+                functools.partial(waiting_runs.answer_by_key, run_id=run.id, key=key)
             )
             if earlier is not None:
                 return _replay(run, earlier.request_hash, request_hash)

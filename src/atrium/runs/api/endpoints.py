@@ -9,18 +9,15 @@ from urllib.parse import quote
 from fastapi import APIRouter, Depends, Header, Query, Request, Response, status
 from fastapi.responses import JSONResponse
 
-from atrium.agents.models import ModelCheckDep
+from atrium.agents.model_check import ModelCheckDep
 from atrium.db.batcher import WriteBatcher
 from atrium.db.models import RunStatus
 from atrium.errors import InvalidParameter
 from atrium.http.deps import CurrentPrincipal, DatabaseDep, SessionDep, SettingsDep
 from atrium.kit.cursor import CursorQuery
 from atrium.kit.wire_schemas import IDEMPOTENCY_KEY, integer
-from atrium.runs import actions, presenters, service
-from atrium.runs.broker import Broker
-from atrium.runs.events import stored_event_message
-from atrium.runs.limits import StreamSlotsDep
-from atrium.runs.schemas import (
+from atrium.runs.api import actions, presenters, service
+from atrium.runs.api.schemas import (
     ArtifactList,
     EventList,
     EventOut,
@@ -29,7 +26,10 @@ from atrium.runs.schemas import (
     RunList,
     RunOut,
 )
-from atrium.runs.stream import EventStreamResponse, sse_frame
+from atrium.runs.api.stream_slots import StreamSlotsDep
+from atrium.runs.events import stored_event_message
+from atrium.runs.events.broker import Broker
+from atrium.runs.events.stream import EventStreamResponse, sse_frame
 
 # A body sent without Content-Type is read as JSON (what this group takes); the gateway already
 # answers 415 for any other declared type.

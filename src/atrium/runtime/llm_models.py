@@ -9,7 +9,7 @@
 - `openai-compatible:<provider>/<name>`: `<name>` on a named provider (`providers`), whose
   address and secrets the worker reads when the run starts; `named` holds their clients.
 Keys come from the settings only: a provider library never reads the environment itself.
-Which names are usable, and the sentence when one is not, is `agents.models`' to say.
+Which names are usable, and the sentence when one is not, is `agents.model_check`' to say.
 
 Each provider's SDK (and pydantic-ai's model module over it) is imported when the first model
 of that provider is built, not with this module: `anthropic` and `openai` are 40% of
@@ -27,7 +27,7 @@ from pydantic import SecretStr
 from pydantic_ai.models import Model
 from pydantic_ai.providers import Provider
 
-from atrium.agents.models import OPENAI_COMPATIBLE, model_problem
+from atrium.agents.model_check import OPENAI_COMPATIBLE, model_problem
 from atrium.runtime.imports import import_off_loop
 from atrium.runtime.offline import OFFLINE_MODEL_NAME, offline_model
 from atrium.runtime.provider_clients import ProviderClients

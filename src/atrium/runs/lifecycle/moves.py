@@ -36,9 +36,11 @@ from sqlalchemy.orm import Session
 from atrium.analytics.service import MICRO, record_run_usage
 from atrium.db.models import TERMINAL_EVENT, TRANSITIONS, EventKind, Run, RunStatus
 from atrium.kit.time import utcnow
-from atrium.runs import event_repository, events, queue_repository, repository, waiting
-from atrium.runs.broker import Broker
-from atrium.runs.queue_repository import ExpiredRun
+from atrium.runs import events, repository
+from atrium.runs.events import event_store
+from atrium.runs.events.broker import Broker
+from atrium.runs.lifecycle import run_queue, waiting_runs
+from atrium.runs.lifecycle.run_queue import ExpiredRun
 from atrium.webhooks import outbox
 
 log = logging.getLogger("atrium.runs")
@@ -200,21 +202,21 @@ def claim(
     """queued -> running for up to `limit` runs: a lease, attempt + 1, `run.started` (after
     `run.restarted` when an earlier attempt was lost: what it streamed is superseded)."""
     status = _move(RunStatus.QUEUED, RunStatus.RUNNING)
-    candidates = queue_repository.claimable(session, limit=limit, lock_rows=lock_rows)
+    candidates = run_queue.claimable(session, limit=limit, lock_rows=lock_rows)
     # Read the clock after the queue: a run's start is never stamped before the end of the run
     # it waited for.
     now = utcnow()
     lease_expires_at = now + timedelta(seconds=lease_seconds)
     claimed: list[ClaimedRun] = []
     for run_id, thread_id in candidates:
-        taken = queue_repository.take_thread(session, thread_id=thread_id, run_id=run_id)
+        taken = run_queue.take_thread(session, thread_id=thread_id, run_id=run_id)
         if taken is None:
             continue
-        run = queue_repository.start_run(
+        run = run_queue.start_run(
             session, run_id=run_id, owner=owner, lease_expires_at=lease_expires_at, now=now
         )
         if run is None:
-            queue_repository.release_thread(session, thread_id=thread_id, run_id=run_id)
+            run_queue.release_thread(session, thread_id=thread_id, run_id=run_id)
             continue
         seq, attempt = run.last_event_seq, run.attempts
         started = [
@@ -227,7 +229,7 @@ def claim(
             started.insert(
                 0, events.event_row(run_id, seq - 1, EventKind.RESTARTED, restarted, now)
             )
-        event_repository.insert_events(session, started)
+        event_store.insert_events(session, started)
         claimed.append(
             ClaimedRun(
                 run_id=run_id,
@@ -243,7 +245,7 @@ def claim(
                 cancel_requested=bool(run.cancel_requested),
                 started_events=started,
                 history=(
-                    queue_repository.thread_history(
+                    run_queue.thread_history(
                         session, thread_id=thread_id, run_id=run_id, created_at=run.created_at
                     )
                     if taken.has_history
@@ -269,7 +271,7 @@ def finish(
     while `owner` holds the lease of this attempt; None (nothing written) otherwise."""
     _move(RunStatus.RUNNING, ending.status)
     values = {**ending.columns(now), "last_event_seq": rows[-1]["seq"]}
-    finished = queue_repository.finish(
+    finished = run_queue.finish(
         session,
         run_id=run.run_id,
         account_id=run.account_id,
@@ -279,7 +281,7 @@ def finish(
     )
     if finished is None:
         return None
-    queue_repository.release_thread(session, thread_id=run.thread_id, run_id=run.run_id)
+    run_queue.release_thread(session, thread_id=run.thread_id, run_id=run.run_id)
     return _ended(
         session,
         run=run,
@@ -310,12 +312,14 @@ def wait(
     _move(RunStatus.RUNNING, RunStatus.REQUIRES_ACTION)
     values = {**values, "last_event_seq": rows[-1]["seq"]}
     if (
-        waiting.park(session, run_id=run.run_id, owner=owner, attempt=run.attempt, values=values)
+        waiting_runs.park(
+            session, run_id=run.run_id, owner=owner, attempt=run.attempt, values=values
+        )
         is None
     ):
         return None
-    event_repository.insert_events(session, rows)
-    queue_repository.release_thread(session, thread_id=run.thread_id, run_id=run.run_id)
+    event_store.insert_events(session, rows)
+    run_queue.release_thread(session, thread_id=run.thread_id, run_id=run.run_id)
     deliveries = outbox.record_run_event(
         session,
         run=run,
@@ -333,13 +337,13 @@ def answer(
     the worker that resumes the run); None when the run no longer waits on it (answered
     first by another request, cancelled, expired)."""
     status = _move(RunStatus.REQUIRES_ACTION, RunStatus.QUEUED)
-    seq = waiting.requeue_answered(session, run_id=run_id, wait=wait, now=now)
+    seq = waiting_runs.requeue_answered(session, run_id=run_id, wait=wait, now=now)
     if seq is None:
         return None
-    waiting.add_answer(session, answer)
+    waiting_runs.add_answer(session, answer)
     payload = {"status": status, "reason": "actions_submitted"}
     row = events.event_row(run_id, seq, EventKind.QUEUED, payload, now)
-    event_repository.insert_events(session, [row])
+    event_store.insert_events(session, [row])
     return Announcement(run_id, [row], wake_workers=True)
 
 
@@ -354,7 +358,7 @@ def end_wait(
         **ending.columns(now),
         "cancel_requested": ending.status == RunStatus.CANCELLED,
     }
-    seq = waiting.finish_waiting(session, run_id=run.run_id, now=now, values=values)
+    seq = waiting_runs.finish_waiting(session, run_id=run.run_id, now=now, values=values)
     if seq is None:
         return None
     return _ended_by_others(session, run=run, ending=ending, seq=seq, now=now, waits=waits)
@@ -363,7 +367,7 @@ def end_wait(
 def cancel_queued(session: Session, *, run: _Ended, now: datetime) -> Announcement | None:
     """queued -> cancelled; None when a worker claimed the run first."""
     ending = Ending(_move(RunStatus.QUEUED, RunStatus.CANCELLED))
-    seq = queue_repository.cancel_queued(session, run_id=run.run_id, now=now)
+    seq = run_queue.cancel_queued(session, run_id=run.run_id, now=now)
     if seq is None:
         return None
     return _ended_by_others(session, run=run, ending=ending, seq=seq, now=now)
@@ -380,16 +384,14 @@ def requeue(
     """running -> queued: its lease expired (`expired_before`), or its worker is stopping.
     None when the run was no longer running under `owner`."""
     status = _move(RunStatus.RUNNING, RunStatus.QUEUED)
-    found = queue_repository.requeue(
-        session, run_id=run_id, owner=owner, expired_before=expired_before
-    )
+    found = run_queue.requeue(session, run_id=run_id, owner=owner, expired_before=expired_before)
     if found is None:
         return None
     seq, thread_id = found
-    queue_repository.release_thread(session, thread_id=thread_id, run_id=run_id)
+    run_queue.release_thread(session, thread_id=thread_id, run_id=run_id)
     payload = {"status": status, "reason": reason}
     row = events.event_row(run_id, seq, EventKind.QUEUED, payload, utcnow())
-    event_repository.insert_events(session, [row])
+    event_store.insert_events(session, [row])
     return Announcement(run_id, [row], wake_workers=True)
 
 
@@ -401,12 +403,12 @@ def fail_lost(session: Session, *, run: ExpiredRun, now: datetime) -> Announceme
         error_code="WORKER_LOST",
         error_message=f"the run's worker stopped responding on each of {run.attempts} attempts",
     )
-    seq = queue_repository.fail_expired(
+    seq = run_queue.fail_expired(
         session, run_id=run.run_id, owner=run.lease_owner, now=now, values=ending.columns(now)
     )
     if seq is None:
         return None
-    queue_repository.release_thread(session, thread_id=run.thread_id, run_id=run.run_id)
+    run_queue.release_thread(session, thread_id=run.thread_id, run_id=run.run_id)
     return _ended_by_others(session, run=run, ending=ending, seq=seq, now=now)
 
 
@@ -456,7 +458,7 @@ def _ended(
     """What every terminal transition writes besides the run: its events, the run counted once
     in the usage rollup (with how many times it waited), its webhook deliveries (the account's
     endpoints are not read when this transaction already found it has none)."""
-    event_repository.insert_events(session, rows)
+    event_store.insert_events(session, rows)
     usage = ending.usage
     record_run_usage(
         session,
@@ -512,7 +514,7 @@ async def cancel_waiting_in_request(session: AsyncSession, *, broker: Broker, ru
 
 async def request_cancel(session: AsyncSession, *, broker: Broker, run_id: str) -> bool:
     """Flag a running run; its worker stops it at its next step (told once this commits)."""
-    if not await queue_repository.request_cancel(session, run_id=run_id):
+    if not await run_queue.request_cancel(session, run_id=run_id):
         return False
     _after_commit(session, lambda: broker.request_cancel(run_id))
     return True

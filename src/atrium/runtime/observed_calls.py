@@ -25,11 +25,11 @@ from pydantic_ai import ModelRetry, RunContext
 from pydantic_ai.exceptions import UserError
 from pydantic_ai.toolsets import CombinedToolset, ToolsetTool, WrapperToolset
 
-from atrium.agents.tools import OUTPUT_TOOL_NAME
+from atrium.agents.tool_config import OUTPUT_TOOL_NAME
 from atrium.db.models import EventKind
 from atrium.kit.json_depth import TOO_DEEP, too_deep
+from atrium.runtime.artifact_tools import RunDeps
 from atrium.runtime.sink import RunSink
-from atrium.runtime.tools import RunDeps
 
 MAX_OUTPUT_BYTES: Final = 4_096
 _TRUNCATED: Final = " … [truncated]"

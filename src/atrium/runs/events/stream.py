@@ -26,8 +26,9 @@ from starlette.types import Message, Send
 from atrium.db.engine import Database
 from atrium.db.models import TERMINAL_KINDS
 from atrium.errors import Unauthorized, error_body
-from atrium.runs import event_repository, events
-from atrium.runs.broker import Broker, Subscription
+from atrium.runs import events
+from atrium.runs.events import event_store
+from atrium.runs.events.broker import Broker, Subscription
 
 _REPLAY_BATCH = 500
 
@@ -129,7 +130,7 @@ class RunEventStream:
         while not self.finished:
             rows = await self.db.point_read(
                 functools.partial(
-                    event_repository.events_after,
+                    event_store.events_after,
                     run_id=self.run_id,
                     after_seq=self.last_seq,
                     limit=_REPLAY_BATCH,
