@@ -135,7 +135,7 @@ def malloc_info(path: Path) -> None:
 
 def trimmer() -> str:
     """`malloc_trim` calls made by the server (`ATRIUM_MALLOC_TRIM_SECONDS`) and their CPU."""
-    from atrium.kit import malloc_trim
+    from atrium.process_tuning import malloc_trim
 
     active = malloc_trim.active
     if active is None:

@@ -37,7 +37,11 @@ from atrium.app import create_app
 from atrium.auth.service import IssuedKey, create_key
 from atrium.db.engine import Database
 from atrium.db.migrate import upgrade
-from atrium.operations import MIDDLE_COLLECTIONS, OLD_COLLECTIONS, YOUNG_COLLECTION
+from atrium.process_tuning.gc_thresholds import (
+    MIDDLE_COLLECTIONS,
+    OLD_COLLECTIONS,
+    YOUNG_COLLECTION,
+)
 from atrium.settings import Settings
 from tests import apps
 from tests.dns_server import DNSServer
@@ -100,8 +104,9 @@ def pytest_collection_finish(session: pytest.Session) -> None:
     becomes garbage, and each full collection walked all of it again, a tenth of a worker's CPU
     in modules of many small tests (1.26 -> 0.65 s of 14.6 in three such modules, calibration
     ~12 ms). What the tests allocate is collected under the thresholds the server sets for
-    itself (`atrium.operations.tune_gc`): the apps of the tests run in this process, and
-    CPython's default young threshold (700) collected about fourteen times as often."""
+    itself (`atrium.process_tuning.gc_thresholds.tune_gc`): the apps of the tests run in this
+    process, and CPython's default young threshold (700) collected about fourteen times as
+    often."""
     gc.collect()
     gc.freeze()
     gc.set_threshold(YOUNG_COLLECTION, MIDDLE_COLLECTIONS, OLD_COLLECTIONS)

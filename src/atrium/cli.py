@@ -65,11 +65,12 @@ def _open_database() -> Settings:
 
 
 def _migrate_database() -> tuple[Settings, Upgraded]:
-    from atrium import operations
+    from atrium.db.files import database_location
+    from atrium.db.migrate import migrate
 
     settings = _settings()
-    notes.print(f"Database: {operations.database_location(settings)}", highlight=False)
-    return settings, operations.migrate(settings)
+    notes.print(f"Database: {database_location(settings.database_url)}", highlight=False)
+    return settings, migrate(settings)
 
 
 @app.command()
@@ -80,8 +81,9 @@ def serve(
 ) -> None:
     """Apply migrations, create the first key on an empty database, and serve the API."""
     from atrium import operations
+    from atrium.observability.logs import configure_logging
 
-    operations.configure_logging(_settings())
+    configure_logging(_settings())
     settings = _open_database()
     issued = operations.bootstrap(settings)
     if issued is not None:
@@ -128,8 +130,9 @@ def _note_default_model(settings: Settings) -> None:
 def worker() -> None:
     """Execute queued agent runs without serving the API (scale-out beside `serve --no-worker`)."""
     from atrium import operations
+    from atrium.observability.logs import configure_logging
 
-    operations.configure_logging(_settings())
+    configure_logging(_settings())
     settings = _open_database()
     console.print(f"Worker started: up to {settings.worker_concurrency} runs at once.")
     operations.work(settings)

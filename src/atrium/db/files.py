@@ -36,6 +36,15 @@ def sqlite_file(database_url: str) -> Path | None:
     return Path(database).expanduser().resolve()
 
 
+def database_location(database_url: str) -> str:
+    """Where a command's data lives, for the line every server-side command prints: the SQLite
+    file's absolute path, or the URL without its password."""
+    path = sqlite_file(database_url)
+    if path is not None:
+        return str(path)
+    return make_url(database_url).render_as_string(hide_password=True)
+
+
 def make_private_database_file(database_url: str) -> None:
     """Create a SQLite database's folder (0700) and file (0600) if missing; warn when an existing
     file may be read by other users."""

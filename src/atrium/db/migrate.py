@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import logging
 from dataclasses import dataclass
 from pathlib import Path
 
 from alembic import command
 from alembic.config import Config
+from sqlalchemy.engine import make_url
 
 from atrium.db.files import make_private_database_file
 from atrium.settings import Settings
@@ -42,3 +44,23 @@ def upgrade(settings: Settings, revision: str = "head") -> Upgraded:
     config.attributes["applied"] = applied
     command.upgrade(config, revision)
     return Upgraded(applied=tuple(applied), current=config.attributes.get("current"))
+
+
+def migrate(settings: Settings) -> Upgraded:
+    """`upgrade` to the newest revision, as every server-side command does before it starts."""
+    upgraded = upgrade(settings)
+    _warn_if_secrets_in_clear(settings)
+    return upgraded
+
+
+def _warn_if_secrets_in_clear(settings: Settings) -> None:
+    """A PostgreSQL deployment without `ATRIUM_SECRETS_KEY` stores webhook signing secrets in
+    clear (`webhooks.signing.sealed`): said at every start until the key is set."""
+    if (
+        settings.secrets_key is None
+        and make_url(settings.database_url).get_backend_name() != "sqlite"
+    ):
+        logging.getLogger("atrium").warning(
+            "ATRIUM_SECRETS_KEY is not set: webhook signing secrets are stored in clear in the "
+            "database (docs/guide/deploy.md#secrets-at-rest)"
+        )

@@ -17,7 +17,10 @@ from __future__ import annotations
 import logging
 import re
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from atrium.settings import Settings
 
 _UNSAFE = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029\u200e\u200f\u202a-\u202e\u2066-\u2069]")
 
@@ -67,3 +70,15 @@ def install_log_escaping() -> None:
     current = logging.getLogRecordFactory()
     if not isinstance(current, _EscapingFactory):
         logging.setLogRecordFactory(_EscapingFactory(current))
+
+
+def configure_logging(settings: Settings) -> None:
+    """atrium's own log lines on stderr: uvicorn configures only its loggers, and without a
+    handler Python prints only warnings (the webhook sender's attempts are INFO)."""
+    logger = logging.getLogger("atrium")
+    if not logger.handlers:
+        handler = logging.StreamHandler()
+        handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+        logger.addHandler(handler)
+    logger.setLevel(settings.log_level.upper())
+    install_log_escaping()

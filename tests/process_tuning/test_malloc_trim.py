@@ -11,7 +11,7 @@ import sys
 
 import pytest
 
-from atrium.kit.malloc_trim import glibc_malloc_trim
+from atrium.process_tuning.malloc_trim import glibc_malloc_trim
 
 # Fills glibc's main heap with 4,000-byte chunks (above pymalloc's 512, below glibc's mmap
 # threshold), then frees 15 of every 16: ~37 MB of free chunks between live ones, which glibc
@@ -20,7 +20,7 @@ from atrium.kit.malloc_trim import glibc_malloc_trim
 # and how many trims ran.
 _HEAP = """
 import time
-from atrium.kit.malloc_trim import start_malloc_trim
+from atrium.process_tuning.malloc_trim import start_malloc_trim
 from atrium.settings import Settings
 
 

@@ -1,5 +1,5 @@
-"""The collector settings of `atrium serve` and `atrium worker` (`operations.tune_gc`) keep a
-request's cyclic garbage from piling up: on a steady load a large pile swings the heap by
+"""The collector settings of `atrium serve` and `atrium worker` (`gc_thresholds.tune_gc`) keep
+a request's cyclic garbage from piling up: on a steady load a large pile swings the heap by
 megabytes, and the server's RSS creeps up with each swing
 (docs/decisions/0011-garbage-collector-thresholds.md).
 
@@ -18,7 +18,7 @@ import sys
 # collected) and the number of full collections made meanwhile.
 _PILE = """
 import collections, gc, sys, weakref
-from atrium.operations import tune_gc
+from atrium.process_tuning.gc_thresholds import tune_gc
 
 tune_gc()
 before = gc.get_stats()[2]["collections"]
