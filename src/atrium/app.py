@@ -17,6 +17,7 @@ from atrium.analytics.endpoints import router as analytics_router
 from atrium.dashboard import mount as mount_dashboard
 from atrium.db.batcher import WriteBatcher
 from atrium.db.engine import Database
+from atrium.db.redis_client import connect_redis
 from atrium.domains.endpoints import router as domains_router
 from atrium.http import docs, error_handlers, openapi
 from atrium.http.context import RequestContextMiddleware
@@ -24,7 +25,6 @@ from atrium.http.gateway import GatewayMiddleware
 from atrium.http.groups import AGENTS, DOMAINS, RUNS
 from atrium.http.health import router as health_router
 from atrium.kit.dns import Resolver
-from atrium.kit.redis import connect_redis
 from atrium.observability.logs import install_log_escaping
 from atrium.observability.metrics import Metrics
 from atrium.providers.endpoints import router as providers_router

@@ -1,1 +1,1 @@
-"""Storage: engines, sessions, models and migrations."""
+"""Storage: engines, sessions, models and migrations; the process's Redis client."""

@@ -6,7 +6,7 @@ import asyncio
 import signal
 
 from atrium.db.engine import Database
-from atrium.kit.redis import connect_redis
+from atrium.db.redis_client import connect_redis
 from atrium.runs.events.broker import Broker, RedisBroker
 from atrium.settings import Settings
 from atrium.worker.pool import WorkerPool
