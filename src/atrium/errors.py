@@ -1,15 +1,15 @@
 """The one error model: typed application errors and the JSON body they become.
 
-Services raise `AppError` subclasses; `atrium.http.error_handlers` is the only place that turns
-errors (ours and the framework's) into HTTP responses.
+Services raise `AppError` subclasses: the generic ones here, or a feature's named subclass of one
+(`domains/errors.py`: `DomainNameTaken(InvalidParameter)`), which keeps its parent's status and
+code. `atrium.http.error_handlers` is the only place that turns errors (ours and the
+framework's) into HTTP responses; `atrium.http.openapi.error_responses` lists a route's.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from typing import Any
-
-from fastapi.responses import JSONResponse
 
 
 class AppError(Exception):
@@ -30,10 +30,8 @@ class AppError(Exception):
         self.details: dict[str, Any] = dict(details or {})
         self.headers: dict[str, str] = dict(headers or {})
 
-    def to_response(self) -> JSONResponse:
-        return error_response(
-            self.status_code, self.code, self.message, self.details, headers=self.headers
-        )
+    def body(self) -> dict[str, Any]:
+        return error_body(self.code, self.message, self.details)
 
 
 class InvalidParameter(AppError):
@@ -115,16 +113,3 @@ def error_body(code: str, message: str, details: Mapping[str, Any] | None = None
             "details": _printable(dict(details or {})),
         }
     }
-
-
-def error_response(
-    status_code: int,
-    code: str,
-    message: str,
-    details: Mapping[str, Any] | None = None,
-    *,
-    headers: Mapping[str, str] | None = None,
-) -> JSONResponse:
-    return JSONResponse(
-        error_body(code, message, details), status_code=status_code, headers=dict(headers or {})
-    )

@@ -126,15 +126,7 @@ CLIENT_ONLY: dict[tuple[str, str], str] = {
 
 # The document says the server may leave these out, yet every answer carries them (a default
 # without `json_schema_serialization_defaults_required`); the client requires them.
-SERVER_DOC_GAPS: dict[tuple[str, str], str] = {
-    ("DomainDeleted", "object"): "kit.phpshort.Deleted: always sent",
-    ("DomainDeleted", "deleted"): "kit.phpshort.Deleted: always sent",
-    ("SpaceDeleted", "object"): "kit.phpshort.Deleted: always sent",
-    ("SpaceDeleted", "deleted"): "kit.phpshort.Deleted: always sent",
-    ("AgentDeleted", "deleted"): "agents.schemas.AgentDeleted: always sent",
-    ("WebhookDeleted", "deleted"): "webhooks.schemas.WebhookDeleted: always sent",
-    ("ProviderDeleted", "deleted"): "providers.schemas.ProviderDeleted: always sent",
-}
+SERVER_DOC_GAPS: dict[tuple[str, str], str] = {}
 
 # Client fields typed looser than the server's: (class that declares the field, field).
 _OLDER_SERVER = "a default for servers from before the field"

@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import importlib
+import pkgutil
 import re
 from typing import Any
 
 import httpx
 
+import atrium
+from atrium.errors import AppError
 from atrium.http.groups import group_for
 
 
@@ -121,3 +125,58 @@ async def test_a_trimmed_field_states_no_raw_length(
     )
     assert created.status_code == 201, created.text
     assert created.json()["data"]["index_page"] == url
+
+
+def _error_description(document: dict[str, Any], path: str, method: str, status: str) -> str:
+    response = document["paths"][path][method]["responses"][status]
+    assert response["content"]["application/json"]["schema"]["$ref"] == (
+        "#/components/schemas/Error"
+    )
+    description: str = response["description"]
+    return description
+
+
+async def test_a_route_lists_its_named_errors(client: httpx.AsyncClient) -> None:
+    """Each named error a route returns is listed under its status, with its wire code, after
+    what every route of the group may answer."""
+    document: dict[str, Any] = (await client.get("/openapi.json")).json()
+    store = _error_description(document, "/api/v1/domains", "post", "400")
+    assert store.startswith("Missing or invalid parameter (`INVALID_PARAMETER`")
+    assert "- `INVALID_PARAMETER` DomainNameTaken: " in store
+    delete = _error_description(document, "/api/v1/spaces/{id}", "delete", "404")
+    assert "- `NOT_FOUND` SpaceNotFound: " in delete
+    assert "DomainNameTaken" not in _error_description(document, "/api/v1/domains", "get", "400")
+
+
+# The generic errors, and the client's (raised on the client's side of the wire).
+_GENERIC_ERRORS = {"atrium.errors", "atrium.client.errors"}
+
+
+def _named_errors() -> set[type[AppError]]:
+    """Every error class of a feature's `errors` module."""
+    found: set[type[AppError]] = set()
+    for module in pkgutil.walk_packages(atrium.__path__, "atrium."):
+        if module.name.endswith(".errors") and module.name not in _GENERIC_ERRORS:
+            members = vars(importlib.import_module(module.name)).values()
+            found |= {
+                member
+                for member in members
+                if isinstance(member, type)
+                and issubclass(member, AppError)
+                and member.__module__ == module.name
+            }
+    return found
+
+
+async def test_every_named_error_is_listed_by_a_route(client: httpx.AsyncClient) -> None:
+    document: dict[str, Any] = (await client.get("/openapi.json")).json()
+    listed = " ".join(
+        response.get("description", "")
+        for item in document["paths"].values()
+        for operation in item.values()
+        for response in operation["responses"].values()
+    )
+    named = _named_errors()
+    assert len(named) >= 4
+    missing = sorted(e.__name__ for e in named if f"`{e.code}` {e.__name__}:" not in listed)
+    assert not missing, "named errors no route lists in responses="

@@ -30,6 +30,7 @@ from atrium.agents.tool_config import Tool, ToolList, masked
 from atrium.db.models import Agent
 from atrium.kit.time import isoformat
 from atrium.kit.wire_schemas import (
+    ALWAYS_SENT,
     UNICODE_CONTROL,
     UNICODE_SPACE,
     WITHOUT_NUL,
@@ -212,5 +213,7 @@ class AgentList(BaseModel):
 
 
 class AgentDeleted(BaseModel):
+    model_config = ALWAYS_SENT
+
     agent_id: str
     deleted: bool = True

@@ -5,6 +5,7 @@ from __future__ import annotations
 from fastapi import APIRouter, status
 
 from atrium.domains import service
+from atrium.domains.errors import DomainNameTaken, DomainNotFound
 from atrium.domains.schemas import (
     DomainDeleted,
     DomainEnvelope,
@@ -21,10 +22,12 @@ from atrium.http.deps import (
     SessionDep,
     SettingsDep,
 )
+from atrium.http.openapi import error_responses
 from atrium.kit.form_body import FormFields
 from atrium.kit.phpshort import ListRequestDep, documented_body
 
 router = APIRouter(prefix="/domains", tags=["domains"])
+_NOT_FOUND = error_responses(DomainNotFound)
 
 
 @router.get("")
@@ -42,7 +45,7 @@ async def list_domains(
     return DomainPage.of(data, total=total, listing=listing)
 
 
-@router.get("/{id}")
+@router.get("/{id}", responses=_NOT_FOUND)
 async def show_domain(
     id: DomainId, session: SessionDep, principal: CurrentPrincipal, settings: SettingsDep
 ) -> DomainEnvelope:
@@ -51,7 +54,12 @@ async def show_domain(
     return DomainEnvelope.of(domain, scheme=settings.domain_url_scheme)
 
 
-@router.post("", status_code=status.HTTP_201_CREATED, openapi_extra=documented_body(DomainForm))
+@router.post(
+    "",
+    status_code=status.HTTP_201_CREATED,
+    openapi_extra=documented_body(DomainForm),
+    responses=error_responses(DomainNameTaken),
+)
 async def store_domain(
     fields: FormFields, session: SessionDep, principal: CurrentPrincipal, settings: SettingsDep
 ) -> DomainEnvelope:
@@ -66,7 +74,7 @@ async def store_domain(
     return DomainEnvelope.of(domain, scheme=settings.domain_url_scheme)
 
 
-@router.post("/{id}/verify")
+@router.post("/{id}/verify", responses=_NOT_FOUND)
 async def verify_domain(
     id: DomainId,
     db: DatabaseDep,
@@ -87,8 +95,8 @@ async def verify_domain(
     return DomainEnvelope.of(domain, scheme=settings.domain_url_scheme)
 
 
-@router.put("/{id}", openapi_extra=documented_body(DomainUpdateForm))
-@router.patch("/{id}", openapi_extra=documented_body(DomainUpdateForm))
+@router.put("/{id}", openapi_extra=documented_body(DomainUpdateForm), responses=_NOT_FOUND)
+@router.patch("/{id}", openapi_extra=documented_body(DomainUpdateForm), responses=_NOT_FOUND)
 async def update_domain(
     id: DomainId,
     fields: FormFields,
@@ -103,7 +111,7 @@ async def update_domain(
     return DomainEnvelope.of(domain, scheme=settings.domain_url_scheme)
 
 
-@router.delete("/{id}")
+@router.delete("/{id}", responses=_NOT_FOUND)
 async def delete_domain(
     id: DomainId, session: SessionDep, principal: CurrentPrincipal
 ) -> DomainDeleted:

@@ -8,6 +8,7 @@ from fastapi import Depends
 from pydantic import BaseModel, Field
 
 from atrium.db.models import Domain
+from atrium.domains.errors import DomainNotFound
 from atrium.domains.rules import domain_url
 from atrium.domains.verification import VerificationError, txt_name
 from atrium.kit.phpshort import Deleted, Envelope, Page, path_id
@@ -76,7 +77,7 @@ def _checked_at(domain: Domain) -> str | None:
 
 
 # The `{id}` of a path: 400 when not an integer, 404 when no domain can have it.
-DomainId = Annotated[int, Depends(path_id("domain"))]
+DomainId = Annotated[int, Depends(path_id(DomainNotFound))]
 
 
 class DomainEnvelope(Envelope[DomainOut]):

@@ -12,26 +12,22 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from atrium.db.engine import Database
 from atrium.db.models import Domain
 from atrium.domains import repository, verification
+from atrium.domains.errors import DomainNameTaken, DomainNotFound
 from atrium.domains.rules import normalize_name, normalize_page_url
 from atrium.errors import InvalidParameter
 from atrium.kit.dns import Resolver
 from atrium.kit.form_body import Fields, text_field
 from atrium.kit.listing import ListParams
-from atrium.kit.phpshort import not_found
 from atrium.kit.time import utcnow
 
 _PAGES = ("index_page", "not_found_page")
-
-
-def _taken() -> InvalidParameter:
-    return InvalidParameter("name", "name has already been taken")
 
 
 async def get_domain(session: AsyncSession, *, account_id: int, domain_id: int) -> Domain:
     """The account's domain; another account's id is as unknown as a missing one."""
     domain = await repository.get(session, account_id=account_id, domain_id=domain_id)
     if domain is None:
-        raise not_found("domain", domain_id)
+        raise DomainNotFound(domain_id)
     return domain
 
 
@@ -54,12 +50,12 @@ async def create_domain(
     """Validate every field before writing anything; the name is unique in the deployment."""
     domain = new_domain(account_id, fields, service_host=service_host)
     if await repository.name_exists(session, domain.name):
-        raise _taken()
+        raise DomainNameTaken()
     session.add(domain)
     try:
         await session.flush()
     except IntegrityError as exc:  # a concurrent store of the same name won the race
-        raise _taken() from exc
+        raise DomainNameTaken() from exc
     return domain
 
 

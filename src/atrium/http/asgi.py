@@ -8,6 +8,7 @@ from starlette.datastructures import MutableHeaders
 from starlette.types import Message, Scope, Send
 
 from atrium.errors import AppError
+from atrium.http.error_handlers import app_error_response
 
 
 def header(scope: Scope, name: bytes) -> str | None:
@@ -35,7 +36,7 @@ def add_headers(message: Message, headers: dict[str, str]) -> None:
 
 
 async def send_error(scope: Scope, send: Send, error: AppError) -> None:
-    response = error.to_response()
+    response = app_error_response(error)
     for key, value in extra_headers(scope).items():
         response.headers[key] = value
     await response(scope, _no_receive, send)

@@ -4,7 +4,7 @@ framework's."""
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from fastapi import FastAPI, Request
@@ -12,7 +12,7 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
-from atrium.errors import AppError, error_response
+from atrium.errors import AppError, error_body
 from atrium.http.validation_messages import validation_message
 
 _CODES = {
@@ -27,6 +27,23 @@ _CODES = {
 }
 
 
+def error_response(
+    status_code: int,
+    code: str,
+    message: str,
+    details: Mapping[str, Any] | None = None,
+    *,
+    headers: Mapping[str, str] | None = None,
+) -> JSONResponse:
+    return JSONResponse(
+        error_body(code, message, details), status_code=status_code, headers=dict(headers or {})
+    )
+
+
+def app_error_response(error: AppError) -> JSONResponse:
+    return JSONResponse(error.body(), status_code=error.status_code, headers=error.headers)
+
+
 def parameter_from_loc(loc: Sequence[Any], error_type: str = "") -> str:
     """`("body", "config", "temperature")` → `config.temperature`; bad JSON → `body`."""
     if error_type == "json_invalid" or len(loc) <= 1:
@@ -37,7 +54,7 @@ def parameter_from_loc(loc: Sequence[Any], error_type: str = "") -> str:
 
 async def _app_error(_request: Request, exc: Exception) -> JSONResponse:
     assert isinstance(exc, AppError)
-    return exc.to_response()
+    return app_error_response(exc)
 
 
 async def _validation_error(_request: Request, exc: Exception) -> JSONResponse:

@@ -2,7 +2,9 @@
 
 FastAPI documents a 422 validation body that atrium never sends (validation errors are 400s:
 docs/design.md#errors). Here every operation of an API group documents the one error body for
-its error statuses, the Bearer scheme, and the `X-RateLimit-*` headers on every response.
+its error statuses, the Bearer scheme, and the `X-RateLimit-*` headers on every response; a
+route names the errors of its own (`responses=error_responses(DomainNameTaken, ...)`) and
+each is listed under its status, after what the group's description says of every route.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from typing import Any
 from fastapi import FastAPI
 from fastapi.openapi.utils import get_openapi
 
+from atrium.errors import AppError
 from atrium.http.groups import group_for
 from atrium.kit.form_body import FIELD_VALUE_SCHEMA
 
@@ -76,6 +79,23 @@ def _error_response(description: str) -> dict[str, Any]:
     return {
         "description": description,
         "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}},
+    }
+
+
+def _summary(error: type[AppError]) -> str:
+    return " ".join((error.__doc__ or "").split("\n\n")[0].split())
+
+
+def error_responses(*errors: type[AppError]) -> dict[int | str, dict[str, Any]]:
+    """`responses=` of a route: the named errors it can return, each under its status as
+    `` `CODE` Name: what it means `` (the class's docstring); the body is the one error body."""
+    lines: dict[int, list[str]] = {}
+    for error in errors:
+        line = f"- `{error.code}` {error.__name__}: {_summary(error)}"
+        lines.setdefault(error.status_code, []).append(line)
+    return {
+        status: {"description": "\n".join(found), "content": _error_response("")["content"]}
+        for status, found in sorted(lines.items())
     }
 
 
@@ -146,7 +166,10 @@ def _document_operation(operation: dict[str, Any], *, method: str, in_group: boo
     if method in _BODY_METHODS:
         errors.update(_BODY_ERRORS)
     for status, description in errors.items():
-        responses.setdefault(status, _error_response(description))
+        named = responses.get(status, {}).get("description")
+        if named:
+            description += "\n\n" + named
+        responses[status] = {**responses.get(status, {}), **_error_response(description)}
     # An error an endpoint declares itself (409, ...) has the one error body too.
     for status, response in responses.items():
         if status[0] in "45" and not response.get("content"):

@@ -6,8 +6,8 @@ docs/design.md#domains).
 - `Page[Out]`: a list, Laravel's length-aware paginator (`kit.pagination.laravel_page`), for
   a `ListRequest` (the dependency `ListRequestDep`: parameters and the list's public URL).
 - `Deleted`: `{"id", "object", "deleted": true, "status": 200}`; a group narrows `object`.
-- `path_id`: a dependency for the `{id}` of a path; `not_found`: the 404 of a record that the
-  account does not hold.
+- `path_id`: a dependency for the `{id}` of a path; `RecordNotFound`: the 404 of a record that
+  the account does not hold, which each group names (`DomainNotFound`).
 - `documented_body`: the request body as the OpenAPI document shows it (form or JSON alike).
 
 A group subclasses the models under its own names (`class DomainEnvelope(Envelope[DomainOut])`),
@@ -21,11 +21,12 @@ from dataclasses import dataclass
 from typing import Annotated, Any, Generic, TypeVar
 
 from fastapi import Depends, Request
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, Field
 
 from atrium.errors import NotFound
 from atrium.kit.listing import ListParams, ListQuery, RecordId, record_id
 from atrium.kit.pagination import PageLinks, PageMeta, laravel_page
+from atrium.kit.wire_schemas import ALWAYS_SENT
 from atrium.settings import Settings
 
 Out = TypeVar("Out", bound=BaseModel)
@@ -53,12 +54,8 @@ async def list_request(request: Request, params: ListQuery) -> ListRequest:
 ListRequestDep = Annotated[ListRequest, Depends(list_request)]
 
 
-# `status` has a default, yet every answer carries it: the response schema says it is required.
-_ALWAYS_SENT = ConfigDict(json_schema_serialization_defaults_required=True)
-
-
 class Envelope(BaseModel, Generic[Out]):
-    model_config = _ALWAYS_SENT
+    model_config = ALWAYS_SENT
 
     data: Out
     status: int = Field(PHPSHORT_STATUS, description=_STATUS_DESCRIPTION)
@@ -67,7 +64,7 @@ class Envelope(BaseModel, Generic[Out]):
 class Page(BaseModel, Generic[Out]):
     """A Laravel paginator page."""
 
-    model_config = _ALWAYS_SENT
+    model_config = ALWAYS_SENT
 
     data: list[Out]
     links: PageLinks
@@ -82,26 +79,33 @@ class Page(BaseModel, Generic[Out]):
 
 
 class Deleted(BaseModel):
+    model_config = ALWAYS_SENT
+
     id: int
     object: str  # narrowed to the group's literal ("domain", "space") by each subclass
     deleted: bool = True
     status: int = PHPSHORT_STATUS
 
 
-def not_found(noun: str, record: int | str) -> NotFound:
+class RecordNotFound(NotFound):
     """No such record in the account (another account's is as unknown as a missing one). Like
-    every group's 404 for a path parameter, it names the parameter: here always `id`."""
-    return NotFound(f"no {noun} with id {record}", details={"parameter": "id"})
+    every group's 404 for a path parameter, it names the parameter: here always `id`. A group
+    subclasses it with its `noun`."""
+
+    noun = "record"
+
+    def __init__(self, record: int | str) -> None:
+        super().__init__(f"no {self.noun} with id {record}", details={"parameter": "id"})
 
 
-def path_id(noun: str) -> Callable[[str], Awaitable[int]]:
-    """A dependency for the `{id}` of a path: 400 on `id` when not an integer, 404 (`not_found`)
-    when no record can have it. `Annotated[int, Depends(path_id("domain"))]`."""
+def path_id(missing: type[RecordNotFound]) -> Callable[[str], Awaitable[int]]:
+    """A dependency for the `{id}` of a path: 400 on `id` when not an integer, 404 (`missing`)
+    when no record can have it. `Annotated[int, Depends(path_id(DomainNotFound))]`."""
 
     async def record(id: RecordId) -> int:  # the path parameter's name; async: no thread hop
         value = record_id(id)
         if value is None:
-            raise not_found(noun, id)
+            raise missing(id)
         return value
 
     return record

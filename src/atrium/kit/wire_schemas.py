@@ -10,6 +10,12 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from pydantic import ConfigDict
+
+# For a response model whose fields with a default are sent in every answer all the same: the
+# response schema lists them as required (the request schema, if any, keeps them optional).
+ALWAYS_SENT = ConfigDict(json_schema_serialization_defaults_required=True)
+
 # What `str.strip()` removes (`str.isspace`): a value the server trims may be padded with these.
 _SPACE = r"\t-\r\x1c-\x20\x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000"
 # What pydantic's `strip_whitespace` removes (Unicode White_Space: not U+001C-U+001F).

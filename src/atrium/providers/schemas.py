@@ -10,7 +10,7 @@ from atrium.db.models import Provider
 from atrium.kit.headers import HEADERS_SCHEMA
 from atrium.kit.secrets import MASK
 from atrium.kit.time import isoformat
-from atrium.kit.wire_schemas import PUBLIC_URL
+from atrium.kit.wire_schemas import ALWAYS_SENT, PUBLIC_URL
 from atrium.settings import PROVIDER_NAME
 
 MAX_API_KEY: Final = 8_192
@@ -142,6 +142,8 @@ class ProviderList(BaseModel):
 
 
 class ProviderDeleted(BaseModel):
+    model_config = ALWAYS_SENT
+
     provider_id: str
     name: str
     deleted: bool = True

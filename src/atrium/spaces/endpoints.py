@@ -5,9 +5,11 @@ from __future__ import annotations
 from fastapi import APIRouter, status
 
 from atrium.http.deps import CurrentPrincipal, SessionDep
+from atrium.http.openapi import error_responses
 from atrium.kit.form_body import FormFields
 from atrium.kit.phpshort import ListRequestDep, documented_body
 from atrium.spaces import service
+from atrium.spaces.errors import SpaceNameTaken, SpaceNotFound
 from atrium.spaces.schemas import (
     SpaceDeleted,
     SpaceEnvelope,
@@ -19,6 +21,7 @@ from atrium.spaces.schemas import (
 )
 
 router = APIRouter(prefix="/spaces", tags=["spaces"])
+_NOT_FOUND = error_responses(SpaceNotFound)
 
 
 @router.get("")
@@ -32,7 +35,7 @@ async def list_spaces(
     return SpacePage.of([SpaceOut.of(space) for space in spaces], total=total, listing=listing)
 
 
-@router.get("/{id}")
+@router.get("/{id}", responses=_NOT_FOUND)
 async def show_space(
     id: SpaceId, session: SessionDep, principal: CurrentPrincipal
 ) -> SpaceEnvelope:
@@ -41,7 +44,12 @@ async def show_space(
     return SpaceEnvelope.of(space)
 
 
-@router.post("", status_code=status.HTTP_201_CREATED, openapi_extra=documented_body(SpaceForm))
+@router.post(
+    "",
+    status_code=status.HTTP_201_CREATED,
+    openapi_extra=documented_body(SpaceForm),
+    responses=error_responses(SpaceNameTaken),
+)
 async def store_space(
     fields: FormFields, session: SessionDep, principal: CurrentPrincipal
 ) -> SpaceEnvelope:
@@ -51,8 +59,11 @@ async def store_space(
     return SpaceEnvelope.of(space)
 
 
-@router.put("/{id}", openapi_extra=documented_body(SpaceUpdateForm))
-@router.patch("/{id}", openapi_extra=documented_body(SpaceUpdateForm))
+_UPDATE_ERRORS = error_responses(SpaceNotFound, SpaceNameTaken)
+
+
+@router.put("/{id}", openapi_extra=documented_body(SpaceUpdateForm), responses=_UPDATE_ERRORS)
+@router.patch("/{id}", openapi_extra=documented_body(SpaceUpdateForm), responses=_UPDATE_ERRORS)
 async def update_space(
     id: SpaceId, fields: FormFields, session: SessionDep, principal: CurrentPrincipal
 ) -> SpaceEnvelope:
@@ -63,7 +74,7 @@ async def update_space(
     return SpaceEnvelope.of(space)
 
 
-@router.delete("/{id}")
+@router.delete("/{id}", responses=_NOT_FOUND)
 async def delete_space(
     id: SpaceId, session: SessionDep, principal: CurrentPrincipal
 ) -> SpaceDeleted:

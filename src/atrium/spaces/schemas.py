@@ -12,6 +12,7 @@ from atrium.db.models import Space
 from atrium.kit.phpshort import Deleted, Envelope, Page, path_id
 from atrium.kit.time import isoformat
 from atrium.kit.wire_schemas import trimmed_text_schema
+from atrium.spaces.errors import SpaceNotFound
 from atrium.spaces.service import MAX_NAME_LENGTH
 
 
@@ -36,7 +37,7 @@ class SpaceOut(BaseModel):
 
 
 # The `{id}` of a path: 400 when not an integer, 404 when no space can have it.
-SpaceId = Annotated[int, Depends(path_id("space"))]
+SpaceId = Annotated[int, Depends(path_id(SpaceNotFound))]
 
 
 class SpaceEnvelope(Envelope[SpaceOut]):

@@ -11,18 +11,14 @@ from atrium.db.models import Space
 from atrium.errors import InvalidParameter
 from atrium.kit.form_body import Fields, text_field
 from atrium.kit.listing import ListParams, has_control_characters
-from atrium.kit.phpshort import not_found
 from atrium.kit.time import utcnow
 from atrium.spaces import repository
+from atrium.spaces.errors import SpaceNameTaken, SpaceNotFound
 
 MAX_NAME_LENGTH = 32
 COLORS = range(1, 7)
 DEFAULT_COLOR = 1
 _COLOR_TEXT = re.compile(r"[0-9]{1,3}")
-
-
-def _taken() -> InvalidParameter:
-    return InvalidParameter("name", "name has already been taken")
 
 
 def _name(fields: Fields) -> str | None:
@@ -60,7 +56,7 @@ async def get_space(session: AsyncSession, *, account_id: int, space_id: int) ->
     """The account's space; another account's id is as unknown as a missing one."""
     space = await repository.get(session, account_id=account_id, space_id=space_id)
     if space is None:
-        raise not_found("space", space_id)
+        raise SpaceNotFound(space_id)
     return space
 
 
@@ -68,7 +64,7 @@ async def _flush(session: AsyncSession) -> None:
     try:
         await session.flush()
     except IntegrityError as exc:  # a concurrent write of the same name won the race
-        raise _taken() from exc
+        raise SpaceNameTaken() from exc
 
 
 async def create_space(session: AsyncSession, *, account_id: int, fields: Fields) -> Space:
@@ -77,7 +73,7 @@ async def create_space(session: AsyncSession, *, account_id: int, fields: Fields
         raise InvalidParameter("name", "name is required")
     color = _color(fields)
     if await repository.name_exists(session, account_id=account_id, name=name):
-        raise _taken()
+        raise SpaceNameTaken()
     now = utcnow()  # one instant for both stamps, as Laravel does
     space = Space(
         account_id=account_id,
@@ -101,7 +97,7 @@ async def update_space(
         if await repository.name_exists(
             session, account_id=account_id, name=name, other_than=space.id
         ):
-            raise _taken()
+            raise SpaceNameTaken()
         space.name = name
     if color is not None:
         space.color = color

@@ -9,7 +9,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from atrium.db.models import WebhookDelivery, WebhookEndpoint
 from atrium.kit.time import isoformat
-from atrium.kit.wire_schemas import PUBLIC_URL
+from atrium.kit.wire_schemas import ALWAYS_SENT, PUBLIC_URL
 
 EVENTS: Final = ("run.completed", "run.failed", "run.cancelled", "run.requires_action")
 # An endpoint created without `events` takes the finished runs; waits are opted into.
@@ -77,6 +77,8 @@ class WebhookList(BaseModel):
 
 
 class WebhookDeleted(BaseModel):
+    model_config = ALWAYS_SENT
+
     webhook_id: str
     deleted: bool = True
 
