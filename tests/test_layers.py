@@ -19,7 +19,7 @@ ROOT = Path(atrium.__file__).parent
 # payload renderer, the runtime's `RunSink`).
 LAYERS: list[set[str]] = [
     {"errors", "settings"},
-    {"kit", "process_tuning"},
+    {"kit", "outbound", "process_tuning"},
     {"db", "observability", "ratelimit", "client"},
     {"auth"},
     {"http"},

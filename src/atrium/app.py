@@ -24,9 +24,9 @@ from atrium.http.context import RequestContextMiddleware
 from atrium.http.gateway import GatewayMiddleware
 from atrium.http.groups import AGENTS, DOMAINS, RUNS
 from atrium.http.health import router as health_router
-from atrium.kit.dns import Resolver
 from atrium.observability.logs import install_log_escaping
 from atrium.observability.metrics import Metrics
+from atrium.outbound.resolver import Resolver
 from atrium.providers.endpoints import router as providers_router
 from atrium.ratelimit.limiter import RateLimiter
 from atrium.runs.api.endpoints import router as runs_router

@@ -1,5 +1,5 @@
 """The pieces without I/O: signatures match the reference implementation, the retry schedule.
-(The address rules of webhook URLs are outbound targets': `tests/kit/test_outbound.py`.)"""
+(The address rules of webhook URLs are outbound targets': `tests/outbound/`.)"""
 
 from __future__ import annotations
 

@@ -18,7 +18,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import Enum, StrEnum
 
-from atrium.kit.dns import IPAddress, LookupFailed, LookupTimedOut, Resolver, parse_address
+from atrium.outbound.resolver import (
+    IPAddress,
+    LookupFailed,
+    LookupTimedOut,
+    Resolver,
+    parse_address,
+)
 
 CHALLENGE_LABEL = "_atrium-challenge"
 

@@ -11,7 +11,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from atrium.auth.service import Principal
 from atrium.db.engine import Database
 from atrium.errors import Unauthorized
-from atrium.kit.dns import Resolver
+from atrium.outbound.resolver import Resolver
 from atrium.settings import Settings
 
 _READ_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})

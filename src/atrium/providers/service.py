@@ -13,9 +13,9 @@ from atrium.db.models import Provider
 from atrium.errors import InvalidParameter, NotFound
 from atrium.kit.headers import TRANSPORT_HEADERS, check_headers
 from atrium.kit.ids import new_id
-from atrium.kit.outbound import TargetRefused, check_url
 from atrium.kit.secrets import SecretBox, SecretRefused, seal
 from atrium.kit.time import utcnow
+from atrium.outbound.public_targets import TargetRefused, check_url
 from atrium.providers import repository
 from atrium.providers.repository import MAX_PER_ACCOUNT
 from atrium.providers.schemas import (

@@ -1,5 +1,5 @@
 """The HTTP client under the SDK client of an account's own provider: it connects only to
-addresses the outbound rule allows (`kit.outbound`, docs/design.md#outbound).
+addresses the outbound rule allows (`outbound`, docs/design.md#outbound).
 
 aiohttp asks `_CheckedResolver` for a host's addresses and connects to those very addresses,
 so no second lookup can slip a private one in (DNS rebinding). A literal address in the URL is
@@ -20,8 +20,8 @@ from aiohttp.abc import AbstractResolver, ResolveResult
 from openai._constants import DEFAULT_CONNECTION_LIMITS
 from openai._vendor.httpx_aiohttp import AiohttpTransport
 
-from atrium.kit.dns import LookupFailed, Resolver
-from atrium.kit.outbound import ensure_public
+from atrium.outbound.public_targets import ensure_public
+from atrium.outbound.resolver import LookupFailed, Resolver
 from atrium.runtime.model_http import AioHttpClient
 from atrium.settings import Settings
 
@@ -36,9 +36,9 @@ def checked_http_client(settings: Settings) -> AioHttpClient:
 
 
 class _CheckedResolver(AbstractResolver):
-    """aiohttp's resolver: atrium's lookups (`kit.dns`), and only addresses the outbound rule
-    allows. A host with any other raises `TargetRefused`, which aiohttp and the SDK pass on
-    as it is (not an `OSError`: no retry), so the run's failure says why."""
+    """aiohttp's resolver: atrium's lookups (`outbound.resolver`), and only addresses the
+    outbound rule allows. A host with any other raises `TargetRefused`, which aiohttp and the
+    SDK pass on as it is (not an `OSError`: no retry), so the run's failure says why."""
 
     def __init__(self, resolver: Resolver, *, allow_private: bool) -> None:
         self._resolver = resolver

@@ -36,7 +36,7 @@ from pydantic_ai.usage import RunUsage, UsageLimits
 
 from atrium.agents.tool_config import FunctionTool, McpServerTool, stored_tools
 from atrium.db.models import EventKind, RunStatus
-from atrium.kit.outbound import TargetRefused
+from atrium.outbound.public_targets import TargetRefused
 from atrium.providers.targets import ProviderTarget
 from atrium.runtime.answer import Answer, answer
 from atrium.runtime.artifact_tools import TOOLS, RunDeps

@@ -16,8 +16,8 @@ import httpx
 from pydantic_ai.toolsets import AbstractToolset
 
 from atrium.agents.tool_config import McpServerTool
-from atrium.kit.outbound import outbound_client
 from atrium.kit.secrets import SecretBox, SecretsUnavailable
+from atrium.outbound.pinned_client import outbound_client
 from atrium.runtime.artifact_tools import RunDeps
 from atrium.runtime.deferred import ApprovalToolset
 from atrium.runtime.imports import import_off_loop

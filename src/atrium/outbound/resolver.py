@@ -1,7 +1,8 @@
 """DNS lookups: the system's resolver, or the servers named by `ATRIUM_DNS_NAMESERVERS`.
 
-One `Resolver` serves the outbound check (`kit.outbound`: which addresses a host has) and the
-verification of served domains (TXT records, where a name points). With no servers configured,
+One `Resolver` serves the outbound check (`outbound.pinned_client`: which addresses a host
+has) and the verification of served domains (TXT records, where a name points). With no servers
+configured,
 addresses come from the system (`getaddrinfo`: `/etc/hosts`, nsswitch, the resolver the host
 uses) and TXT records from dnspython reading `/etc/resolv.conf`. With servers configured, every
 lookup goes to them through dnspython; tests point it at a DNS server of their own on loopback.
