@@ -18,7 +18,7 @@ from typing import Annotated, Any, Final
 from fastapi import Depends, Request
 
 from atrium.agents.config import MODEL_NAME_PATTERN, OFFLINE_MODEL
-from atrium.errors import InvalidParameter
+from atrium.agents.errors import ModelUnusable
 from atrium.providers.addressing import OPENAI_COMPATIBLE, compatible_problem
 from atrium.settings import Settings
 
@@ -114,7 +114,7 @@ class ModelCheck:
         if problem is not None and compatible and account_providers is not None:
             problem = self.problem(name, await account_providers())
         if problem is not None:
-            raise InvalidParameter(parameter, f"{parameter}: {problem}")
+            raise ModelUnusable(parameter, problem)
 
 
 async def _model_check(request: Request) -> ModelCheck:

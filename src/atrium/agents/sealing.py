@@ -6,15 +6,11 @@ from __future__ import annotations
 
 from typing import Any
 
+from atrium.agents.errors import ToolsRefused
 from atrium.agents.outbound import TargetRefused, check_server_url
 from atrium.agents.tool_config import McpServerTool, Tool, parse_tools, stored_tools
-from atrium.errors import InvalidParameter
 from atrium.kit.secrets import SecretBox, SecretRefused, seal
 from atrium.settings import Settings
-
-
-def _tools_error(message: str) -> InvalidParameter:
-    return InvalidParameter("config.tools", f"config.tools: {message}")
 
 
 def _sealed_headers(
@@ -32,7 +28,7 @@ def _sealed_headers(
             target="server_url",
         )
     except SecretRefused as exc:
-        raise _tools_error(str(exc)) from None
+        raise ToolsRefused(str(exc)) from None
 
 
 async def tools_to_store(
@@ -51,7 +47,7 @@ async def tools_to_store(
             try:
                 check_server_url(tool.server_url, settings)
             except TargetRefused as exc:
-                raise _tools_error(f"tools[{index}].server_url {exc}") from None
+                raise ToolsRefused(f"tools[{index}].server_url {exc}") from None
             headers = _sealed_headers(index, tool, previous.get(tool.server_label), box)
             tool = tool.model_copy(update={"headers": headers})
         stored.append(tool)

@@ -9,11 +9,11 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from atrium.agents import repository
 from atrium.agents.config import default_config
+from atrium.agents.errors import AgentNotFound
 from atrium.agents.model_check import ModelCheck, ProviderNames
 from atrium.agents.schemas import AgentCreate, AgentUpdate
 from atrium.agents.sealing import tools_to_store
 from atrium.db.models import Agent
-from atrium.errors import NotFound
 from atrium.kit.ids import new_id
 from atrium.kit.time import utcnow
 from atrium.providers import repository as providers_repository
@@ -22,9 +22,7 @@ DEFAULT_AGENT_NAME = "Default agent"
 DEFAULT_AGENT_DESCRIPTION = "Runs that name no agent use this one."
 
 
-def agent_not_found(agent_id: str) -> NotFound:
-    """The 404 of an unknown, deleted or foreign agent (the id is echoed, shortened)."""
-    return NotFound(f"no agent with id {agent_id[:64]!r}", details={"parameter": "agent_id"})
+agent_not_found = AgentNotFound
 
 
 def _account_providers(session: AsyncSession, account_id: int) -> ProviderNames:
@@ -84,7 +82,7 @@ async def get_agent(session: AsyncSession, *, account_id: int, agent_id: str) ->
     """The account's agent; NotFound when unknown, deleted or another account's."""
     agent = await repository.get_live(session, account_id=account_id, agent_id=agent_id)
     if agent is None:
-        raise agent_not_found(agent_id)
+        raise AgentNotFound(agent_id)
     return agent
 
 

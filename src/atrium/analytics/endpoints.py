@@ -6,15 +6,18 @@ from typing import Annotated
 
 from fastapi import APIRouter, Query
 
+from atrium.agents.errors import AgentNotFound
 from atrium.analytics import service
+from atrium.analytics.errors import UsageRangeInvalid
 from atrium.analytics.schemas import UsageReport
 from atrium.http.deps import CurrentPrincipal, SessionDep
+from atrium.http.openapi import error_responses
 from atrium.kit.time import utcnow
 
 router = APIRouter(prefix="/analytics", tags=["analytics"])
 
 
-@router.get("/usage")
+@router.get("/usage", responses=error_responses(UsageRangeInvalid, AgentNotFound))
 async def get_usage(
     session: SessionDep,
     principal: CurrentPrincipal,

@@ -10,8 +10,9 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm import Session
 
 from atrium.agents import repository as agents_repository
-from atrium.agents.service import agent_not_found
+from atrium.agents.errors import AgentNotFound
 from atrium.analytics import repository
+from atrium.analytics.errors import UsageRangeInvalid
 from atrium.analytics.schemas import AgentUsageOut, DailyUsage, UsageCounters, UsageReport
 from atrium.db.models import TERMINAL_STATUSES, RunStatus
 from atrium.errors import InvalidParameter
@@ -85,10 +86,10 @@ def resolve_range(
         except OverflowError:  # an end_date in the first days of year 1
             start = datetime.date.min
     if start > end:
-        raise InvalidParameter("start_date", "start_date must be on or before end_date")
+        raise UsageRangeInvalid("start_date must be on or before end_date")
     if (end - start).days + 1 > MAX_RANGE_DAYS:
-        raise InvalidParameter(
-            "start_date", f"the range from start_date to end_date is over {MAX_RANGE_DAYS} days"
+        raise UsageRangeInvalid(
+            f"the range from start_date to end_date is over {MAX_RANGE_DAYS} days"
         )
     return start, end
 
@@ -116,7 +117,7 @@ async def usage_report(
         # A deleted agent's usage stays readable; an unknown or foreign id is a 404.
         agent = await agents_repository.get_any(session, account_id=account_id, agent_id=agent_id)
         if agent is None:
-            raise agent_not_found(agent_id)
+            raise AgentNotFound(agent_id)
     by_day = {
         row.day: row.counters
         for row in await repository.usage_by_day(
