@@ -19,7 +19,7 @@ ROOT = Path(atrium.__file__).parent
 # payload renderer, the runtime's `RunSink`).
 LAYERS: list[set[str]] = [
     {"errors", "settings"},
-    {"kit", "outbound", "process_tuning"},
+    {"kit", "outbound", "process_tuning", "secrets_at_rest"},
     {"db", "observability", "ratelimit", "client"},
     {"auth"},
     {"http"},

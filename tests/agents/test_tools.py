@@ -15,7 +15,7 @@ from sqlalchemy import select
 
 from atrium.db.engine import Database
 from atrium.db.models import Agent
-from atrium.kit.secrets import KEY_FILE_SUFFIX, SecretBox, key_file_of
+from atrium.secrets_at_rest import KEY_FILE_SUFFIX, SecretBox, key_file_of
 from atrium.settings import Settings
 from tests.agents.test_validation import assert_invalid
 

@@ -15,8 +15,8 @@ from alembic import command
 from sqlalchemy.ext.asyncio import create_async_engine
 
 from atrium.db.migrate import alembic_config, upgrade
-from atrium.kit.secrets import SecretBox
 from atrium.kit.time import utcnow
+from atrium.secrets_at_rest import SecretBox
 from atrium.settings import Settings
 from atrium.webhooks import signing
 from tests.conftest import BACKENDS, _create_postgres_database

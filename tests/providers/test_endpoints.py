@@ -13,7 +13,7 @@ from sqlalchemy import select
 
 from atrium.db.engine import Database
 from atrium.db.models import Provider
-from atrium.kit.secrets import SecretBox
+from atrium.secrets_at_rest import SecretBox
 from atrium.settings import Settings
 from tests.conftest import KeyFactory, bearer
 from tests.runs.helpers import RUNS

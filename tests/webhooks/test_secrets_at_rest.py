@@ -10,7 +10,7 @@ from sqlalchemy import Select, select
 
 from atrium.db.engine import Database
 from atrium.db.models import Run, WebhookEndpoint
-from atrium.kit.secrets import SecretBox
+from atrium.secrets_at_rest import SecretBox
 from atrium.settings import Settings
 from tests.runs.helpers import RUNS, create_run, wait_finished
 from tests.webhooks.conftest import FAST

@@ -9,7 +9,7 @@ from typing import Any
 from atrium.agents.errors import ToolsRefused
 from atrium.agents.outbound import TargetRefused, check_server_url
 from atrium.agents.tool_config import McpServerTool, Tool, parse_tools, stored_tools
-from atrium.kit.secrets import SecretBox, SecretRefused, seal
+from atrium.secrets_at_rest import SecretBox, SecretRefused, seal
 from atrium.settings import Settings
 
 
@@ -17,7 +17,7 @@ def _sealed_headers(
     index: int, tool: McpServerTool, before: McpServerTool | None, box: SecretBox
 ) -> dict[str, str]:
     """The headers as stored: each value encrypted, or the stored one kept where `"***"` was
-    sent back, for the same server URL only (`kit.secrets.seal`)."""
+    sent back, for the same server URL only (`secrets_at_rest.seal`)."""
     try:
         return seal(
             tool.headers,

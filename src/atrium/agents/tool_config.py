@@ -2,7 +2,7 @@
 
 Every problem with the list is a 400 on `config.tools` whose message names the entry
 (`tools[1].server_label …`), so a client sees which of its tools is wrong. Header values are
-write-only: they are stored encrypted (`atrium.kit.secrets`) and every response shows `"***"`.
+write-only: they are stored encrypted (`atrium.secrets_at_rest`) and every response shows `"***"`.
 
 A list being written must also leave the model one tool per name, and none of the names the
 runtime gives tools itself (`check_model_names`). A stored list is read without that check: an
@@ -29,8 +29,8 @@ from pydantic import (
 from atrium.agents.config import TOOLS as BUILTIN_TOOLS
 from atrium.agents.json_schemas import DOCUMENTED_SCHEMA, NO_ARGUMENTS, check_object_schema
 from atrium.kit.headers import HEADERS_SCHEMA, TRANSPORT_HEADERS, check_headers
-from atrium.kit.secrets import MASK
 from atrium.kit.wire_schemas import PUBLIC_URL
+from atrium.secrets_at_rest import MASK
 
 MAX_TOOLS: Final = 64
 MAX_URL_LENGTH: Final = 2_048

@@ -1,5 +1,5 @@
 """Headers a user gives for outbound requests (MCP servers, model providers): what a name and a
-value may be. Their values are secrets, stored with `kit.secrets`."""
+value may be. Their values are secrets, stored with `secrets_at_rest`."""
 
 from __future__ import annotations
 

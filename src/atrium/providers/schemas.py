@@ -8,9 +8,9 @@ from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validat
 
 from atrium.db.models import Provider
 from atrium.kit.headers import HEADERS_SCHEMA
-from atrium.kit.secrets import MASK
 from atrium.kit.time import isoformat
 from atrium.kit.wire_schemas import ALWAYS_SENT, PUBLIC_URL
+from atrium.secrets_at_rest import MASK
 from atrium.settings import PROVIDER_NAME
 
 MAX_API_KEY: Final = 8_192

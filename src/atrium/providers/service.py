@@ -13,7 +13,6 @@ from atrium.db.models import Provider
 from atrium.errors import InvalidParameter, NotFound
 from atrium.kit.headers import TRANSPORT_HEADERS, check_headers
 from atrium.kit.ids import new_id
-from atrium.kit.secrets import SecretBox, SecretRefused, seal
 from atrium.kit.time import utcnow
 from atrium.outbound.public_targets import TargetRefused, check_url
 from atrium.providers import repository
@@ -24,6 +23,7 @@ from atrium.providers.schemas import (
     ProviderCreate,
     ProviderUpdate,
 )
+from atrium.secrets_at_rest import SecretBox, SecretRefused, seal
 from atrium.settings import Settings
 
 # Headers of a chat-completions request that the SDK sets itself; the key goes in `api_key`.

@@ -8,10 +8,10 @@ import functools
 from dataclasses import dataclass, field
 
 from atrium.db.engine import Database
-from atrium.kit.secrets import SecretBox, SecretsUnavailable
 from atrium.outbound.public_targets import TargetRefused, check_url
 from atrium.providers import repository
 from atrium.providers.addressing import named_provider, unknown_provider
+from atrium.secrets_at_rest import SecretBox, SecretsUnavailable
 from atrium.settings import Settings
 
 

@@ -16,7 +16,6 @@ import httpx
 from pydantic_ai.toolsets import AbstractToolset
 
 from atrium.agents.tool_config import McpServerTool
-from atrium.kit.secrets import SecretBox, SecretsUnavailable
 from atrium.outbound.pinned_client import outbound_client
 from atrium.runtime.artifact_tools import RunDeps
 from atrium.runtime.deferred import ApprovalToolset
@@ -24,6 +23,7 @@ from atrium.runtime.imports import import_off_loop
 from atrium.runtime.mcp_limits import LimitedToolset, ResponseLimit, response_bytes
 from atrium.runtime.mcp_tool_lists import ToolListCache
 from atrium.runtime.observed_calls import ObservedToolset, ToolCallLog, ToolFailure
+from atrium.secrets_at_rest import SecretBox, SecretsUnavailable
 from atrium.settings import Settings
 
 

@@ -23,12 +23,12 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from atrium.db.batcher import WriteBatcher
 from atrium.db.engine import Database
-from atrium.kit.secrets import SecretBox, SecretsUnavailable
 from atrium.kit.time import as_utc, utcnow
 from atrium.kit.wait_event import wait_event
 from atrium.observability.logs import escape_control
 from atrium.outbound.pinned_client import outbound_client
 from atrium.outbound.public_targets import TargetRefused
+from atrium.secrets_at_rest import SecretBox, SecretsUnavailable
 from atrium.settings import Settings
 from atrium.webhooks import outbox, repository, signing
 from atrium.webhooks.repository import DueDelivery

@@ -11,9 +11,9 @@ from atrium.db.models import WebhookDelivery, WebhookEndpoint
 from atrium.errors import InvalidParameter, NotFound
 from atrium.kit.cursor import decode_cursor, split_page
 from atrium.kit.ids import new_id
-from atrium.kit.secrets import SecretBox
 from atrium.kit.time import utcnow
 from atrium.outbound.public_targets import TargetRefused, check_url
+from atrium.secrets_at_rest import SecretBox
 from atrium.settings import Settings
 from atrium.webhooks import repository, signing
 from atrium.webhooks.schemas import DEFAULT_EVENTS, EVENTS, WebhookCreate

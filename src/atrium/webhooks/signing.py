@@ -3,7 +3,7 @@
 A secret is `whsec_` + base64 of 24 random bytes; the signed content is
 `{webhook-id}.{webhook-timestamp}.{body}`; the signature header is `v1,<base64 HMAC-SHA256>`.
 
-Secrets are stored sealed with the deployment's key, as MCP headers are (`kit.secrets`;
+Secrets are stored sealed with the deployment's key, as MCP headers are (`secrets_at_rest`;
 docs/decisions/0044-webhook-secrets-sealed-and-private-files.md).
 """
 
@@ -14,7 +14,7 @@ import hashlib
 import hmac
 import secrets
 
-from atrium.kit.secrets import SecretBox, SecretsUnavailable
+from atrium.secrets_at_rest import SecretBox, SecretsUnavailable
 
 SECRET_PREFIX = "whsec_"
 _SECRET_BYTES = 24

@@ -10,7 +10,7 @@ from atrium.db.base import Base, TimestampMixin
 
 class Provider(TimestampMixin, Base):
     """An account's OpenAI-compatible server. `api_key` and the header values are Fernet
-    tokens (`kit.secrets`), never the secrets themselves."""
+    tokens (`secrets_at_rest`), never the secrets themselves."""
 
     __tablename__ = "providers"
     __table_args__ = (

@@ -31,7 +31,6 @@ from atrium.errors import Conflict, InvalidParameter, NotFound
 from atrium.kit.cursor import decode_cursor, split_page
 from atrium.kit.ids import new_id
 from atrium.kit.json_depth import TOO_DEEP, too_deep
-from atrium.kit.secrets import SecretBox, SecretsUnavailable
 from atrium.kit.time import utcnow
 from atrium.providers import repository as providers_repository
 from atrium.runs import lifecycle, repository
@@ -39,6 +38,7 @@ from atrium.runs.api.schemas import RunCreate
 from atrium.runs.events import event_store
 from atrium.runs.events.broker import Broker
 from atrium.runs.events.stream import RunEventStream
+from atrium.secrets_at_rest import SecretBox, SecretsUnavailable
 from atrium.settings import Settings
 from atrium.webhooks import signing
 from atrium.webhooks.service import checked_url

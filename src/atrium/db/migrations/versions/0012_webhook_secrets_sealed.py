@@ -5,7 +5,7 @@ Revises: 0011
 Create Date: 2026-11-28
 
 Endpoints' and runs' signing secrets stored in clear are encrypted with the key MCP headers use
-(`kit.secrets`): `ATRIUM_SECRETS_KEY`, or on SQLite the key file beside the database. A
+(`secrets_at_rest`): `ATRIUM_SECRETS_KEY`, or on SQLite the key file beside the database. A
 PostgreSQL deployment without the key keeps them in clear, as it stores new ones. The columns
 become TEXT: a token is 140 characters. The downgrade opens them again, and needs the key.
 """
@@ -15,7 +15,7 @@ from collections.abc import Sequence
 import sqlalchemy as sa
 from alembic import context, op
 
-from atrium.kit.secrets import SecretBox, SecretsUnavailable
+from atrium.secrets_at_rest import SecretBox, SecretsUnavailable
 from atrium.settings import Settings, get_settings
 
 revision: str = "0012"
