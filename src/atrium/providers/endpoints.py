@@ -7,8 +7,16 @@ from typing import Annotated
 from fastapi import APIRouter, Path, status
 
 from atrium.http.deps import CurrentPrincipal, SessionDep, SettingsDep
+from atrium.http.openapi import error_responses
 from atrium.providers import service
 from atrium.providers.addressing import known_to_all
+from atrium.providers.errors import (
+    BaseUrlRefused,
+    ProviderLimitReached,
+    ProviderNameTaken,
+    ProviderNotFound,
+    SecretsNotResent,
+)
 from atrium.providers.schemas import (
     ProviderCreate,
     ProviderDeleted,
@@ -20,6 +28,7 @@ from atrium.providers.schemas import (
 # A body sent without Content-Type is read as JSON (what this group takes); the gateway already
 # answers 415 for any other declared type.
 router = APIRouter(prefix="/providers", tags=["providers"], strict_content_type=False)
+_NOT_FOUND = error_responses(ProviderNotFound)
 ProviderKey = Annotated[str, Path(description="The provider's id (`prv_…`) or name.")]
 
 
@@ -36,7 +45,11 @@ async def list_providers(
     )
 
 
-@router.post("", status_code=status.HTTP_201_CREATED)
+@router.post(
+    "",
+    status_code=status.HTTP_201_CREATED,
+    responses=error_responses(ProviderNameTaken, ProviderLimitReached, BaseUrlRefused),
+)
 async def create_provider(
     body: ProviderCreate, session: SessionDep, principal: CurrentPrincipal, settings: SettingsDep
 ) -> ProviderOut:
@@ -48,7 +61,7 @@ async def create_provider(
     return ProviderOut.of(provider)
 
 
-@router.get("/{provider}")
+@router.get("/{provider}", responses=_NOT_FOUND)
 async def get_provider(
     provider: ProviderKey, session: SessionDep, principal: CurrentPrincipal, settings: SettingsDep
 ) -> ProviderOut:
@@ -59,7 +72,12 @@ async def get_provider(
     return ProviderOut.of(found)
 
 
-@router.put("/{provider}")
+@router.put(
+    "/{provider}",
+    responses=error_responses(
+        ProviderNotFound, ProviderNameTaken, BaseUrlRefused, SecretsNotResent
+    ),
+)
 async def update_provider(
     provider: ProviderKey,
     body: ProviderUpdate,
@@ -75,7 +93,7 @@ async def update_provider(
     return ProviderOut.of(updated)
 
 
-@router.delete("/{provider}")
+@router.delete("/{provider}", responses=_NOT_FOUND)
 async def delete_provider(
     provider: ProviderKey, session: SessionDep, principal: CurrentPrincipal, settings: SettingsDep
 ) -> ProviderDeleted:

@@ -10,12 +10,19 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from atrium.db.models import Provider
-from atrium.errors import InvalidParameter, NotFound
+from atrium.errors import InvalidParameter
 from atrium.kit.headers import TRANSPORT_HEADERS, check_headers
 from atrium.kit.ids import new_id
 from atrium.kit.time import utcnow
 from atrium.outbound.public_targets import TargetRefused, check_url
 from atrium.providers import repository
+from atrium.providers.errors import (
+    BaseUrlRefused,
+    ProviderLimitReached,
+    ProviderNameTaken,
+    ProviderNotFound,
+    SecretsNotResent,
+)
 from atrium.providers.repository import MAX_PER_ACCOUNT
 from atrium.providers.schemas import (
     API_KEY_PATTERN,
@@ -31,22 +38,11 @@ RESERVED_HEADERS: Final = TRANSPORT_HEADERS | {"accept", "authorization", "conte
 _API_KEY: Final = re.compile(API_KEY_PATTERN)
 
 
-def _taken() -> InvalidParameter:
-    return InvalidParameter("name", "name has already been taken")
-
-
-def _not_found(key: str, settings: Settings) -> NotFound:
-    message = f"no provider {key[:64]!r} in this account"
-    if key in settings.providers:
-        message += f" ({key} is one of the server's providers, set by ATRIUM_PROVIDERS)"
-    return NotFound(message, details={"parameter": "provider"})
-
-
 def _base_url(settings: Settings, url: str) -> str:
     try:
         return check_url(url, allow_private=settings.allow_private_targets)
     except TargetRefused as exc:
-        raise InvalidParameter("base_url", f"base_url {exc}") from None
+        raise BaseUrlRefused(str(exc)) from None
 
 
 def _api_key(value: str) -> str:
@@ -93,7 +89,7 @@ async def _flush(session: AsyncSession) -> None:
     try:
         await session.flush()
     except IntegrityError as exc:  # a concurrent write of the same name won the race
-        raise _taken() from exc
+        raise ProviderNameTaken() from exc
 
 
 async def create_provider(
@@ -103,9 +99,9 @@ async def create_provider(
     api_key = _api_key(data.api_key) if data.api_key is not None else None
     headers = _headers(data.headers)
     if await repository.count(session, account_id=account_id) >= MAX_PER_ACCOUNT:
-        raise InvalidParameter("name", f"an account may have at most {MAX_PER_ACCOUNT} providers")
+        raise ProviderLimitReached(MAX_PER_ACCOUNT)
     if await repository.name_taken(session, account_id=account_id, name=data.name):
-        raise _taken()
+        raise ProviderNameTaken()
     box = SecretBox.of(settings)
     sealed_key = (
         _sealed("api_key", {"api_key": api_key}, stored=None, same_target=False, box=box)
@@ -140,7 +136,7 @@ async def get_provider(
     account's included)."""
     provider = await repository.get(session, account_id=account_id, key=key)
     if provider is None:
-        raise _not_found(key, settings)
+        raise ProviderNotFound(key, server_provider=key in settings.providers)
     return provider
 
 
@@ -163,7 +159,7 @@ async def update_provider(
         if await repository.name_taken(
             session, account_id=account_id, name=data.name, other_than=provider.id
         ):
-            raise _taken()
+            raise ProviderNameTaken()
         name = data.name
 
     api_key = provider.api_key
@@ -179,9 +175,7 @@ async def update_provider(
                 box=box,
             )["api_key"]
     elif not same_target and provider.api_key is not None:
-        raise InvalidParameter(
-            "api_key", "api_key: send the key again (or null) when base_url changes"
-        )
+        raise SecretsNotResent("api_key", what="the key", empty="null")
 
     headers = dict(provider.headers or {})
     if "headers" in given and data.headers is not None:
@@ -193,9 +187,7 @@ async def update_provider(
             box=box,
         )
     elif not same_target and headers:
-        raise InvalidParameter(
-            "headers", "headers: send the values again (or {}) when base_url changes"
-        )
+        raise SecretsNotResent("headers", what="the values", empty="{}")
 
     provider.name, provider.base_url = name, base_url
     # New values, not in-place changes: the JSON column only notices reassignment.

@@ -7,8 +7,10 @@ from typing import Annotated
 from fastapi import APIRouter, Query, status
 
 from atrium.http.deps import CurrentPrincipal, SessionDep, SettingsDep
+from atrium.http.openapi import error_responses
 from atrium.kit.cursor import CursorQuery
 from atrium.webhooks import service
+from atrium.webhooks.errors import WebhookLimitReached, WebhookNotFound, WebhookUrlRefused
 from atrium.webhooks.schemas import (
     DeliveryList,
     WebhookCreate,
@@ -21,6 +23,7 @@ from atrium.webhooks.schemas import (
 # A body sent without Content-Type is read as JSON (what this group takes); the gateway already
 # answers 415 for any other declared type.
 router = APIRouter(prefix="/webhooks", tags=["webhooks"], strict_content_type=False)
+_NOT_FOUND = error_responses(WebhookNotFound)
 Limit = Annotated[int, Query(ge=1, le=service.MAX_DELIVERIES_LIMIT, description="At most 200.")]
 
 
@@ -31,7 +34,11 @@ async def list_webhooks(session: SessionDep, principal: CurrentPrincipal) -> Web
     return WebhookList(data=[WebhookOut.of(endpoint) for endpoint in endpoints])
 
 
-@router.post("", status_code=status.HTTP_201_CREATED)
+@router.post(
+    "",
+    status_code=status.HTTP_201_CREATED,
+    responses=error_responses(WebhookUrlRefused, WebhookLimitReached),
+)
 async def create_webhook(
     body: WebhookCreate, session: SessionDep, principal: CurrentPrincipal, settings: SettingsDep
 ) -> WebhookCreated:
@@ -60,7 +67,7 @@ async def list_all_deliveries(
     return DeliveryList.page(deliveries, next_cursor)
 
 
-@router.get("/{webhook_id}")
+@router.get("/{webhook_id}", responses=_NOT_FOUND)
 async def get_webhook(
     webhook_id: str, session: SessionDep, principal: CurrentPrincipal
 ) -> WebhookOut:
@@ -71,7 +78,7 @@ async def get_webhook(
     return WebhookOut.of(endpoint)
 
 
-@router.delete("/{webhook_id}")
+@router.delete("/{webhook_id}", responses=_NOT_FOUND)
 async def delete_webhook(
     webhook_id: str, session: SessionDep, principal: CurrentPrincipal
 ) -> WebhookDeleted:
@@ -82,7 +89,7 @@ async def delete_webhook(
     return WebhookDeleted(webhook_id=deleted)
 
 
-@router.get("/{webhook_id}/deliveries")
+@router.get("/{webhook_id}/deliveries", responses=_NOT_FOUND)
 async def list_deliveries(
     webhook_id: str,
     session: SessionDep,

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from atrium.db.models import WebhookDelivery, WebhookEndpoint
-from atrium.errors import InvalidParameter, NotFound
+from atrium.errors import InvalidParameter
 from atrium.kit.cursor import decode_cursor, split_page
 from atrium.kit.ids import new_id
 from atrium.kit.time import utcnow
@@ -16,6 +16,7 @@ from atrium.outbound.public_targets import TargetRefused, check_url
 from atrium.secrets_at_rest import SecretBox
 from atrium.settings import Settings
 from atrium.webhooks import repository, signing
+from atrium.webhooks.errors import WebhookLimitReached, WebhookNotFound, WebhookUrlRefused
 from atrium.webhooks.schemas import DEFAULT_EVENTS, EVENTS, WebhookCreate
 
 MAX_DELIVERIES_LIMIT = 200
@@ -26,7 +27,7 @@ def checked_url(settings: Settings, url: str, *, parameter: str) -> str:
     try:
         return check_url(url, allow_private=settings.allow_private_targets)
     except TargetRefused as exc:
-        raise InvalidParameter(parameter, f"{parameter} {exc}") from None
+        raise WebhookUrlRefused(parameter, str(exc)) from None
 
 
 def _checked_events(events: list[str] | None) -> list[str]:
@@ -44,10 +45,6 @@ def _checked_events(events: list[str] | None) -> list[str]:
     return list(events)
 
 
-def _not_found(webhook_id: str) -> NotFound:
-    return NotFound(f"no webhook with id {webhook_id[:64]!r}", details={"parameter": "webhook_id"})
-
-
 @dataclass(frozen=True, slots=True)
 class CreatedWebhook:
     """A new endpoint and its signing secret, which the endpoint holds only sealed."""
@@ -63,7 +60,7 @@ async def create_webhook(
     events = _checked_events(data.events)
     cap = settings.webhook_max_endpoints_per_account
     if await repository.count_endpoints(session, account_id=account_id) >= cap:
-        raise InvalidParameter("url", f"an account may register at most {cap} webhooks")
+        raise WebhookLimitReached(cap)
     secret = signing.new_secret()
     endpoint = WebhookEndpoint(
         id=new_id("wh"),
@@ -88,7 +85,7 @@ async def get_webhook(
 ) -> WebhookEndpoint:
     endpoint = await repository.get_endpoint(session, account_id=account_id, webhook_id=webhook_id)
     if endpoint is None:
-        raise _not_found(webhook_id)
+        raise WebhookNotFound(webhook_id)
     return endpoint
 
 
