@@ -20,7 +20,7 @@ ROOT = Path(atrium.__file__).parent
 LAYERS: list[set[str]] = [
     {"errors", "settings"},
     {"kit", "outbound", "process_tuning", "secrets_at_rest"},
-    {"db", "observability", "ratelimit", "client"},
+    {"db", "observability", "ratelimit", "client", "phpshort"},
     {"auth"},
     {"http"},
     {"providers"},

@@ -23,8 +23,8 @@ from atrium.http.deps import (
     SettingsDep,
 )
 from atrium.http.openapi import error_responses
-from atrium.kit.form_body import FormFields
-from atrium.kit.phpshort import ListRequestDep, documented_body
+from atrium.phpshort.form_body import FormFields
+from atrium.phpshort.resources import ListRequestDep, documented_body
 
 router = APIRouter(prefix="/domains", tags=["domains"])
 _NOT_FOUND = error_responses(DomainNotFound)

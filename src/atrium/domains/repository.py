@@ -21,7 +21,7 @@ from sqlalchemy.orm.attributes import flag_modified
 from atrium.db.models import Domain, DomainCount
 from atrium.domains import search
 from atrium.domains.verification import VerificationError
-from atrium.kit.listing import ListParams
+from atrium.phpshort.listing import ListParams
 
 # Searches with at most this many candidates are ordered in memory rather than by an index scan.
 CANDIDATE_CAP = 2000

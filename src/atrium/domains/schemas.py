@@ -11,9 +11,9 @@ from atrium.db.models import Domain
 from atrium.domains.errors import DomainNotFound
 from atrium.domains.rules import domain_url
 from atrium.domains.verification import VerificationError, txt_name
-from atrium.kit.phpshort import Deleted, Envelope, Page, path_id
 from atrium.kit.time import isoformat
 from atrium.kit.wire_schemas import FORM_DOMAIN_NAME, FORM_PAGE_URL
+from atrium.phpshort.resources import Deleted, Envelope, Page, path_id
 
 
 class DomainVerification(BaseModel):

@@ -15,10 +15,10 @@ from atrium.domains import repository, verification
 from atrium.domains.errors import DomainNameTaken, DomainNotFound
 from atrium.domains.rules import normalize_name, normalize_page_url
 from atrium.errors import InvalidParameter
-from atrium.kit.form_body import Fields, text_field
-from atrium.kit.listing import ListParams
 from atrium.kit.time import utcnow
 from atrium.outbound.resolver import Resolver
+from atrium.phpshort.form_body import Fields, text_field
+from atrium.phpshort.listing import ListParams
 
 _PAGES = ("index_page", "not_found_page")
 

@@ -18,7 +18,7 @@ from fastapi.openapi.utils import get_openapi
 
 from atrium.errors import AppError
 from atrium.http.groups import group_for
-from atrium.kit.form_body import FIELD_VALUE_SCHEMA
+from atrium.phpshort.form_body import FIELD_VALUE_SCHEMA
 
 _ERROR_SCHEMA: dict[str, Any] = {
     "type": "object",
@@ -145,7 +145,7 @@ def _body_required(operation: dict[str, Any]) -> None:
 
 
 def _form_group_body(operation: dict[str, Any]) -> None:
-    """Fields of a phpShort-style body are text, numbers, booleans or null (`kit.form_body`):
+    """Fields of a phpShort-style body are text, numbers, booleans or null (`phpshort.form_body`):
     the other fields of a body are documented so too."""
     for media in operation.get("requestBody", {}).get("content", {}).values():
         schema = media.get("schema", {})

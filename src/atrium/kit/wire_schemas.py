@@ -20,7 +20,7 @@ ALWAYS_SENT = ConfigDict(json_schema_serialization_defaults_required=True)
 _SPACE = r"\t-\r\x1c-\x20\x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000"
 # What pydantic's `strip_whitespace` removes (Unicode White_Space: not U+001C-U+001F).
 UNICODE_SPACE = r"\t-\r\x20\x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000"
-# `kit.listing.has_control_characters`: C0 controls and DEL.
+# `phpshort.listing.has_control_characters`: C0 controls and DEL.
 CONTROL = r"\x00-\x1f\x7f"
 # Unicode category Cc: C0, DEL and C1.
 UNICODE_CONTROL = r"\x00-\x1f\x7f-\x9f"

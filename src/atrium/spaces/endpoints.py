@@ -6,8 +6,8 @@ from fastapi import APIRouter, status
 
 from atrium.http.deps import CurrentPrincipal, SessionDep
 from atrium.http.openapi import error_responses
-from atrium.kit.form_body import FormFields
-from atrium.kit.phpshort import ListRequestDep, documented_body
+from atrium.phpshort.form_body import FormFields
+from atrium.phpshort.resources import ListRequestDep, documented_body
 from atrium.spaces import service
 from atrium.spaces.errors import SpaceNameTaken, SpaceNotFound
 from atrium.spaces.schemas import (

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from atrium.errors import InvalidParameter
-from atrium.kit.phpshort import RecordNotFound
+from atrium.phpshort.resources import RecordNotFound
 
 
 class SpaceNameTaken(InvalidParameter):

@@ -6,7 +6,7 @@ from sqlalchemy import ColumnElement, func, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from atrium.db.models import Space
-from atrium.kit.listing import ListParams
+from atrium.phpshort.listing import ListParams
 
 
 async def get(session: AsyncSession, *, account_id: int, space_id: int) -> Space | None:

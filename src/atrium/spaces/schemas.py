@@ -9,9 +9,9 @@ from pydantic import BaseModel, Field
 from pydantic.json_schema import SkipJsonSchema
 
 from atrium.db.models import Space
-from atrium.kit.phpshort import Deleted, Envelope, Page, path_id
 from atrium.kit.time import isoformat
 from atrium.kit.wire_schemas import trimmed_text_schema
+from atrium.phpshort.resources import Deleted, Envelope, Page, path_id
 from atrium.spaces.errors import SpaceNotFound
 from atrium.spaces.service import MAX_NAME_LENGTH
 

@@ -9,9 +9,9 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from atrium.db.models import Space
 from atrium.errors import InvalidParameter
-from atrium.kit.form_body import Fields, text_field
-from atrium.kit.listing import ListParams, has_control_characters
 from atrium.kit.time import utcnow
+from atrium.phpshort.form_body import Fields, text_field
+from atrium.phpshort.listing import ListParams, has_control_characters
 from atrium.spaces import repository
 from atrium.spaces.errors import SpaceNameTaken, SpaceNotFound
 

@@ -3,7 +3,7 @@ docs/design.md#domains).
 
 - `Envelope[Out]`: show, store, update: `{"data": {...}, "status": 200}`. phpShort's resources
   always say 200 in the body, the store's HTTP 201 included.
-- `Page[Out]`: a list, Laravel's length-aware paginator (`kit.pagination.laravel_page`), for
+- `Page[Out]`: a list, Laravel's length-aware paginator (`pagination.laravel_page`), for
   a `ListRequest` (the dependency `ListRequestDep`: parameters and the list's public URL).
 - `Deleted`: `{"id", "object", "deleted": true, "status": 200}`; a group narrows `object`.
 - `path_id`: a dependency for the `{id}` of a path; `RecordNotFound`: the 404 of a record that
@@ -24,9 +24,9 @@ from fastapi import Depends, Request
 from pydantic import BaseModel, Field
 
 from atrium.errors import NotFound
-from atrium.kit.listing import ListParams, ListQuery, RecordId, record_id
-from atrium.kit.pagination import PageLinks, PageMeta, laravel_page
 from atrium.kit.wire_schemas import ALWAYS_SENT
+from atrium.phpshort.listing import ListParams, ListQuery, RecordId, record_id
+from atrium.phpshort.pagination import PageLinks, PageMeta, laravel_page
 from atrium.settings import Settings
 
 Out = TypeVar("Out", bound=BaseModel)
@@ -112,6 +112,6 @@ def path_id(missing: type[RecordNotFound]) -> Callable[[str], Awaitable[int]]:
 
 
 def documented_body(form: type[BaseModel]) -> dict[str, Any]:
-    """`openapi_extra` for a body parsed by `kit.form_body`: the same fields in every media type."""
+    """`openapi_extra` for a body parsed by `form_body`: the same fields in every media type."""
     schema = form.model_json_schema()
     return {"requestBody": {"content": {media: {"schema": schema} for media in _BODY_MEDIA_TYPES}}}

@@ -16,7 +16,7 @@ from urllib.parse import quote, urlencode
 
 from pydantic import BaseModel, Field
 
-from atrium.kit.listing import ListParams
+from atrium.phpshort.listing import ListParams
 
 ON_EACH_SIDE = 3
 PREVIOUS_LABEL = "&laquo; Previous"
