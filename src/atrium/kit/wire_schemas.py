@@ -79,7 +79,7 @@ IDEMPOTENCY_KEY: dict[str, Any] = {
 }
 
 
-# A public http(s) URL the outbound checks (`kit.outbound.check_url`) take: a name of two or
+# A public http(s) URL the outbound checks (`public_targets.check_url`) take: a name of two or
 # more labels ending in letters (so never an IP literal), an optional port and path. Narrower
 # than what the server takes (any public host, percent-encoding, a query), so that every URL the
 # document allows is accepted; the description says the rest.
