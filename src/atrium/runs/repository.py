@@ -7,6 +7,8 @@ the runs waiting for their caller `runs.lifecycle.waiting_runs`.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime
 from typing import Any, cast
 
 from sqlalchemy import Connection, Table, bindparam, delete, insert, inspect, select
@@ -14,9 +16,11 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm import Session, defer
 
 from atrium.db.base import Base
-from atrium.db.models import Artifact, Run, Thread
+from atrium.db.engine import Database
+from atrium.db.models import Artifact, Run, RunStatus, Thread
 from atrium.kit.cursor import Position, older_than
 from atrium.runs.events import event_store
+from atrium.runs.events.shapes import EventRow
 
 # The tables, not the mapped classes: an ORM-enabled INSERT goes through SQLAlchemy's
 # bulk-persistence layer, which costs about 0.15 ms of CPU per statement more than the same
@@ -73,6 +77,63 @@ _RUN_NOT_SHOWN = frozenset(
 _ARTIFACT_NOT_SHOWN = frozenset({"content"})
 
 
+@dataclass(frozen=True, slots=True)
+class NewThread:
+    """The thread a run starts when its creator names none."""
+
+    id: str
+    account_id: int
+    created_at: datetime
+
+
+@dataclass(frozen=True, slots=True)
+class NewRun:
+    """A run as its creator asked for it, before it is stored (`lifecycle.create` gives it its
+    status and first event)."""
+
+    id: str
+    account_id: int
+    thread_id: str
+    agent_id: str
+    model: str
+    agent_config: dict[str, Any]
+    prompt: str
+    run_metadata: dict[str, Any]
+    idempotency_key: str | None
+    request_hash: str | None
+    webhook_url: str | None
+    # Sealed (`webhooks.signing.sealed`): the row never holds the secret itself.
+    webhook_secret: str | None
+    created_at: datetime
+
+    def attributes(self, *, status: RunStatus, last_event_seq: int) -> dict[str, Any]:
+        """The `Run`'s attribute values once stored in `status`: no attempt, nothing used yet."""
+        return {
+            "id": self.id,
+            "account_id": self.account_id,
+            "thread_id": self.thread_id,
+            "agent_id": self.agent_id,
+            "model": self.model,
+            "agent_config": self.agent_config,
+            "prompt": self.prompt,
+            "run_metadata": self.run_metadata,
+            "idempotency_key": self.idempotency_key,
+            "request_hash": self.request_hash,
+            "webhook_url": self.webhook_url,
+            "webhook_secret": self.webhook_secret,
+            "created_at": self.created_at,
+            "status": status,
+            "last_event_seq": last_event_seq,
+            "attempts": 0,
+            "cancel_requested": False,
+            "input_tokens": 0,
+            "output_tokens": 0,
+            "requests": 0,
+            "tool_calls": 0,
+            "credits_micro": 0,
+        }
+
+
 def _columns(model: type[Base], left_out: frozenset[str]) -> list[Any]:
     """The model's columns but `left_out`, each labelled with its attribute's name
     (`run_metadata` is the column `metadata`), so a row builds the model: `Run(**row._mapping)`."""
@@ -93,22 +154,26 @@ _ARTIFACTS_SHOWN = (
 )
 
 
-def run_with_artifacts(
-    conn: Connection, *, account_id: int, run_id: str, finished: frozenset[str]
+async def run_with_artifacts(
+    db: Database, *, account_id: int, run_id: str, finished: frozenset[str]
 ) -> tuple[Run, list[Artifact]] | None:
     """The account's run as its body shows it, with its artifacts' metadata when its status is
     in `finished` (only a finished run shows them): point reads (`Database.point_read`; the
     primary key, then the unique index on the run's artifacts, at most
     `ATRIUM_ARTIFACT_MAX_PER_RUN` rows). Detached objects, as a read session would have left
     them once closed (the columns not read are not set)."""
-    row = conn.execute(_RUN_SHOWN, {"b_run_id": run_id, "b_account_id": account_id}).first()
-    if row is None:
-        return None
-    run = Run(**row._mapping)
-    if run.status not in finished:
-        return run, []
-    artifacts = conn.execute(_ARTIFACTS_SHOWN, {"b_run_id": run_id}).all()
-    return run, [Artifact(**artifact._mapping) for artifact in artifacts]
+
+    def read(conn: Connection) -> tuple[Run, list[Artifact]] | None:
+        row = conn.execute(_RUN_SHOWN, {"b_run_id": run_id, "b_account_id": account_id}).first()
+        if row is None:
+            return None
+        run = Run(**row._mapping)
+        if run.status not in finished:
+            return run, []
+        artifacts = conn.execute(_ARTIFACTS_SHOWN, {"b_run_id": run_id}).all()
+        return run, [Artifact(**artifact._mapping) for artifact in artifacts]
+
+    return await db.point_read(read)
 
 
 async def get_run(session: AsyncSession, *, account_id: int, run_id: str) -> Run | None:
@@ -119,16 +184,21 @@ async def get_run(session: AsyncSession, *, account_id: int, run_id: str) -> Run
     )
 
 
-def run_by_idempotency_key(
-    conn: Connection, *, account_id: int, key: str
+async def run_by_idempotency_key(
+    db: Database, *, account_id: int, key: str
 ) -> tuple[str, str | None] | None:
     """(id, request hash) of the account's run created with this Idempotency-Key: a point read
     (`Database.point_read`: the unique index on account and key finds at most one row). Every
     create with a key makes it, so it is built once and reads two columns: loading a `Run`
     through a session here costs ten times the CPU
     (docs/decisions/0005-core-statements-in-the-queue-repository.md)."""
-    row = conn.execute(_RUN_BY_IDEMPOTENCY_KEY, {"b_account_id": account_id, "b_key": key}).first()
-    return None if row is None else (row.id, row.request_hash)
+
+    def read(conn: Connection) -> tuple[str, str | None] | None:
+        params = {"b_account_id": account_id, "b_key": key}
+        row = conn.execute(_RUN_BY_IDEMPOTENCY_KEY, params).first()
+        return None if row is None else (row.id, row.request_hash)
+
+    return await db.point_read(read)
 
 
 async def list_runs(
@@ -183,34 +253,40 @@ async def get_artifact(session: AsyncSession, *, run_id: str, artifact_id: str) 
     )
 
 
-def thread_id_of_account(conn: Connection, *, account_id: int, thread_id: str) -> str | None:
-    """The thread's id if the account owns it (synchronous: `Database.point_read`)."""
+async def thread_id_of_account(db: Database, *, account_id: int, thread_id: str) -> str | None:
+    """Point read: the thread's id if the account owns it."""
     params = {"b_thread_id": thread_id, "b_account_id": account_id}
-    found: str | None = conn.scalar(_THREAD_OF_ACCOUNT, params)
-    return found
+
+    def read(conn: Connection) -> str | None:
+        found: str | None = conn.scalar(_THREAD_OF_ACCOUNT, params)
+        return found
+
+    return await db.point_read(read)
 
 
-def run_id_of_account(conn: Connection, *, account_id: int, run_id: str) -> str | None:
-    """The run's id if the account owns it (synchronous: `Database.point_read`)."""
-    found: str | None = conn.scalar(
-        _RUN_OF_ACCOUNT, {"b_run_id": run_id, "b_account_id": account_id}
-    )
-    return found
+async def run_id_of_account(db: Database, *, account_id: int, run_id: str) -> str | None:
+    """Point read: the run's id if the account owns it."""
+    params = {"b_run_id": run_id, "b_account_id": account_id}
+
+    def read(conn: Connection) -> str | None:
+        found: str | None = conn.scalar(_RUN_OF_ACCOUNT, params)
+        return found
+
+    return await db.point_read(read)
 
 
 def insert_run(
-    session: Session,
-    *,
-    thread: dict[str, Any] | None,
-    run: dict[str, Any],
-    event: dict[str, Any],
+    session: Session, *, thread: NewThread | None, run: NewRun, status: RunStatus, event: EventRow
 ) -> None:
-    """A new run (and its new thread) with its `run.queued` event: one synchronous write for
-    the write batcher (see `Database.write_sync`). The tables, not the mapped classes."""
+    """A new run in `status` (and its new thread) with its first event: one synchronous write
+    for the write batcher (see `Database.write_sync`). The tables, not the mapped classes."""
     conn = session.connection()
     if thread is not None:
-        conn.execute(_INSERT_THREAD, [thread])
-    row = {("metadata" if name == "run_metadata" else name): value for name, value in run.items()}
+        created = thread.created_at
+        values = {"id": thread.id, "account_id": thread.account_id, "active_run_id": None}
+        conn.execute(_INSERT_THREAD, [{**values, "created_at": created, "updated_at": created}])
+    row = run.attributes(status=status, last_event_seq=event["seq"])
+    row["metadata"] = row.pop("run_metadata")
     conn.execute(_INSERT_RUN, [row])
     event_store.insert_events(session, [event])
 

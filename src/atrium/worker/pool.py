@@ -20,11 +20,10 @@ from atrium.db.batcher import WriteBatcher
 from atrium.db.engine import Database
 from atrium.kit.time import utcnow
 from atrium.kit.wait_event import wait_event
-from atrium.runs import lifecycle
 from atrium.runs.api import presenters
 from atrium.runs.events import event_store
 from atrium.runs.events.broker import Broker
-from atrium.runs.lifecycle import ClaimedRun, run_queue
+from atrium.runs.lifecycle import ClaimedRun, run_queue, writes
 from atrium.runs.lifecycle.run_queue import ExpiredRun
 from atrium.runtime.executor import Runtime
 from atrium.settings import Settings
@@ -151,14 +150,13 @@ class WorkerPool:
             await wait_event(self._wake, self.settings.run_poll_seconds)
 
     async def _claim(self, limit: int) -> list[ClaimedRun]:
-        write = functools.partial(
-            lifecycle.claim,
+        claimed = await writes.claim_runs(
+            self.batcher,
             owner=self.owner,
             limit=limit,
             lease_seconds=self.settings.run_lease_seconds,
             lock_rows=self._lock_rows,
         )
-        claimed = await self.batcher.write_sync(write)
         for claim in claimed:
             recorder = RunRecorder(
                 db=self.db,
@@ -199,14 +197,13 @@ class WorkerPool:
             if not self._executions:
                 continue
             run_ids = list(self._executions)
-            renew = functools.partial(
-                run_queue.renew_leases,
-                owner=self.owner,
-                run_ids=run_ids,
-                lease_seconds=self.settings.run_lease_seconds,
-            )
             try:
-                held = await self.batcher.write_sync(renew)
+                held = await writes.renew_leases(
+                    self.batcher,
+                    owner=self.owner,
+                    run_ids=run_ids,
+                    lease_seconds=self.settings.run_lease_seconds,
+                )
             except Exception:
                 log.exception("renewing leases failed")
                 continue
@@ -251,15 +248,9 @@ class WorkerPool:
     async def _requeue(
         self, run_id: str, *, owner: str | None, expired_before: datetime | None, reason: str
     ) -> int:
-        requeue = functools.partial(
-            lifecycle.requeue,
-            run_id=run_id,
-            owner=owner,
-            expired_before=expired_before,
-            reason=reason,
+        announcement = await writes.requeue(
+            self.db, run_id=run_id, owner=owner, expired_before=expired_before, reason=reason
         )
-        # Not through the batcher: `stop` hands runs back after the batcher has stopped.
-        announcement = await self.db.write_sync(requeue)
         if announcement is None:
             return 0
         log.warning("run %s re-queued (%s)", run_id, reason)
@@ -267,8 +258,7 @@ class WorkerPool:
         return 1
 
     async def _fail_lost(self, run: ExpiredRun) -> int:
-        fail = functools.partial(lifecycle.fail_lost, run=run, now=utcnow())
-        announcement = await self.db.write_sync(fail)
+        announcement = await writes.fail_lost(self.db, run=run, now=utcnow())
         if announcement is None:
             return 0
         log.error("run %s failed: WORKER_LOST after %d attempts", run.run_id, run.attempts)

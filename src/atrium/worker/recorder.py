@@ -24,6 +24,7 @@ from atrium.kit.ids import new_id
 from atrium.kit.time import utcnow
 from atrium.runs import events, repository
 from atrium.runs.events.broker import Broker
+from atrium.runs.events.shapes import EventRow
 from atrium.runs.lifecycle import ClaimedRun, run_queue
 from atrium.runtime.sink import StoredArtifact
 from atrium.settings import Settings
@@ -46,7 +47,7 @@ class RunRecorder:
     cancel_requested: bool = field(default=False, init=False)
     lost: bool = field(default=False, init=False)
     _seq: int = field(init=False)
-    _pending: list[dict[str, Any]] = field(default_factory=list, init=False)
+    _pending: list[EventRow] = field(default_factory=list, init=False)
     _timer: asyncio.TimerHandle | None = field(default=None, init=False)
     # The flush being written, done once its outcome is handled: one at a time, so events put
     # back by a failed write are retried before any later ones are written or published.
@@ -116,7 +117,7 @@ class RunRecorder:
             return StoredArtifact(row.name, row.mime_type, row.size_bytes, row.run_id, row.content)
 
     # --- worker side --------------------------------------------------------------------------
-    def terminal_rows(self, kind: str, payload: dict[str, Any]) -> list[dict[str, Any]]:
+    def terminal_rows(self, kind: str, payload: dict[str, Any]) -> list[EventRow]:
         """Every pending event plus the terminal one, taken out of the buffer for `finish`."""
         self._cancel_timer()
         self._pending.append(self._row(kind, payload))
@@ -131,12 +132,12 @@ class RunRecorder:
         self._cancel_timer()
         await self._settled()
 
-    def publish(self, rows: list[dict[str, Any]]) -> None:
+    def publish(self, rows: list[EventRow]) -> None:
         if rows:
             self.broker.publish_events(self.claim.run_id, [events.event_message(r) for r in rows])
 
     # --- internals ----------------------------------------------------------------------------
-    def _row(self, kind: str, payload: dict[str, Any]) -> dict[str, Any]:
+    def _row(self, kind: str, payload: dict[str, Any]) -> EventRow:
         self._seq += 1
         return events.event_row(self.claim.run_id, self._seq, kind, payload, utcnow())
 
@@ -224,7 +225,7 @@ class RunRecorder:
         self,
         written: asyncio.Future[bool | None],
         *,
-        rows: list[dict[str, Any]],
+        rows: list[EventRow],
         artifact: dict[str, Any] | None,
         required: bool,
         handled: asyncio.Future[None],

@@ -11,11 +11,12 @@ import functools
 import hashlib
 import json
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import Any
 
-from sqlalchemy import Connection, Row
+from sqlalchemy import Row
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession
 
@@ -38,6 +39,9 @@ from atrium.runs.api.schemas import RunCreate
 from atrium.runs.events import event_store
 from atrium.runs.events.broker import Broker
 from atrium.runs.events.stream import RunEventStream
+from atrium.runs.lifecycle import writes
+from atrium.runs.lifecycle.moves import created
+from atrium.runs.repository import NewRun, NewThread
 from atrium.secrets_at_rest import SecretBox, SecretsUnavailable
 from atrium.settings import Settings
 from atrium.webhooks import signing
@@ -136,8 +140,26 @@ def _checked_idempotency_key(key: str | None) -> str | None:
     return key
 
 
+@dataclass(frozen=True, slots=True)
+class _Idempotency:
+    """A create's Idempotency-Key and the hash of its body."""
+
+    key: str
+    request_hash: str
+
+
+@dataclass(frozen=True, slots=True)
+class _CheckedCreate:
+    """A create's body, checked."""
+
+    prompt: str
+    metadata: dict[str, Any]
+    webhook_url: str | None
+    idempotency: _Idempotency | None
+
+
 async def _replayed(
-    db: Database, *, settings: Settings, account_id: int, key: str, request_hash: str
+    db: Database, *, settings: Settings, account_id: int, idempotency: _Idempotency
 ) -> CreatedRun | None:
     """The run created earlier with this Idempotency-Key (a 409 if its body differed).
 
@@ -146,13 +168,13 @@ async def _replayed(
     statement) would queue past the pool's 60 s timeout (docs/design.md#database-access). Only
     a replay opens a session, for the run's artifacts.
     """
-    existing = await db.point_read(
-        functools.partial(repository.run_by_idempotency_key, account_id=account_id, key=key)
+    existing = await repository.run_by_idempotency_key(
+        db, account_id=account_id, key=idempotency.key
     )
     if existing is None:
         return None
     run_id, stored_hash = existing
-    if stored_hash != request_hash:
+    if stored_hash != idempotency.request_hash:
         raise Conflict(
             "Idempotency-Key was already used with a different request body",
             details={"parameter": "Idempotency-Key", "run_id": run_id},
@@ -195,6 +217,59 @@ async def create_run(
     transactions instead of holding the one SQLite writer for a request each. No connection is
     held while the write waits for its batch (on PostgreSQL the batch needs one of the pool's).
     """
+    checked = await _checked_create(
+        db, settings=settings, models=models, account_id=account_id, data=data, key=idempotency_key
+    )
+    if checked.idempotency is not None:
+        replayed = await _replayed(
+            db, settings=settings, account_id=account_id, idempotency=checked.idempotency
+        )
+        if replayed is not None:
+            return replayed
+    agent = await _agent_for_run(
+        db, account_id=account_id, agent_id=data.agent_id, default_model=settings.default_model
+    )
+    now = utcnow()
+    thread_id, thread = await _thread_for_run(
+        db, account_id=account_id, thread_id=data.thread_id, now=now
+    )
+    secret = signing.new_secret() if checked.webhook_url is not None else None
+    run = _new_run(
+        settings,
+        account_id=account_id,
+        thread_id=thread_id,
+        agent=agent,
+        data=data,
+        checked=checked,
+        secret=secret,
+        now=now,
+    )
+    try:
+        announcement = await writes.create_run(writer, thread=thread, run=run, now=now)
+    except IntegrityError:
+        if checked.idempotency is None:
+            raise
+        # Another request with this Idempotency-Key committed first.
+        replayed = await _replayed(
+            db, settings=settings, account_id=account_id, idempotency=checked.idempotency
+        )
+        if replayed is None:
+            raise
+        return replayed
+    announcement.send(broker)
+    return CreatedRun(RunView(created(run)), replayed=False, webhook_secret=secret)
+
+
+async def _checked_create(
+    db: Database,
+    *,
+    settings: Settings,
+    models: ModelCheck,
+    account_id: int,
+    data: RunCreate,
+    key: str | None,
+) -> _CheckedCreate:
+    """The create's body checked (a 400 naming the first bad parameter), its model included."""
     prompt = _checked_prompt(settings, data.prompt)
     metadata = _checked_metadata(settings, data.metadata)
     webhook_url = (
@@ -211,96 +286,58 @@ async def create_run(
                 functools.partial(providers_repository.names_of_account, account_id=account_id),
             ),
         )
-    key = _checked_idempotency_key(idempotency_key)
-    request_hash = _request_hash(data) if key is not None else None
-    if key is not None and request_hash is not None:
-        replayed = await _replayed(
-            db, settings=settings, account_id=account_id, key=key, request_hash=request_hash
-        )
-        if replayed is not None:
-            return replayed
+    key = _checked_idempotency_key(key)
+    idempotency = None if key is None else _Idempotency(key, _request_hash(data))
+    return _CheckedCreate(prompt, metadata, webhook_url, idempotency)
 
-    agent = await _agent_for_run(
-        db, account_id=account_id, agent_id=data.agent_id, default_model=settings.default_model
+
+async def _thread_for_run(
+    db: Database, *, account_id: int, thread_id: str | None, now: datetime
+) -> tuple[str, NewThread | None]:
+    """The run's thread: the account's own it names (point read), or a new one to store."""
+    if thread_id is None:
+        thread = NewThread(id=new_id("thr"), account_id=account_id, created_at=now)
+        return thread.id, thread
+    found = (
+        await repository.thread_id_of_account(db, account_id=account_id, thread_id=thread_id)
+        if _ID.match(thread_id)
+        else None
     )
-    now = utcnow()
-    new_thread: dict[str, Any] | None = None
-    if data.thread_id is not None:
-        thread_id = await _thread_of_account(db, account_id=account_id, thread_id=data.thread_id)
-    else:
-        thread_id = new_id("thr")
-        new_thread = {
-            "id": thread_id,
-            "account_id": account_id,
-            "active_run_id": None,
-            "created_at": now,
-            "updated_at": now,
-        }
+    if found is None:
+        raise NotFound(f"no thread with id {thread_id!r}", details={"parameter": "thread_id"})
+    return found, None
 
-    secret = signing.new_secret() if webhook_url is not None else None
+
+def _new_run(
+    settings: Settings,
+    *,
+    account_id: int,
+    thread_id: str,
+    agent: AgentForRun,
+    data: RunCreate,
+    checked: _CheckedCreate,
+    secret: str | None,
+    now: datetime,
+) -> NewRun:
+    """The run to store: the agent's configuration with the request's own on top."""
     config = dict(agent.config)
     if data.config is not None:
         config.update(data.config.given())
-    values: dict[str, Any] = {
-        "id": new_id("run"),
-        "account_id": account_id,
-        "thread_id": thread_id,
-        "agent_id": agent.id,
-        "model": str(config.get("model", "atrium:offline")),
-        "agent_config": config,
-        "prompt": prompt,
-        "run_metadata": metadata,
-        "idempotency_key": key,
-        "request_hash": request_hash,
-        "webhook_url": webhook_url,
-        "webhook_secret": None
-        if secret is None
-        else signing.sealed(secret, SecretBox.of(settings)),
-        "attempts": 0,
-        "cancel_requested": False,
-        "input_tokens": 0,
-        "output_tokens": 0,
-        "requests": 0,
-        "tool_calls": 0,
-        "credits_micro": 0,
-        "created_at": now,
-    }
-    try:
-        announcement = await writer.write_sync(
-            functools.partial(lifecycle.create, thread=new_thread, run=values, now=now)
-        )
-    except IntegrityError:
-        if key is None or request_hash is None:
-            raise
-        # Another request with this Idempotency-Key committed first.
-        replayed = await _replayed(
-            db, settings=settings, account_id=account_id, key=key, request_hash=request_hash
-        )
-        if replayed is None:
-            raise
-        return replayed
-    announcement.send(broker)
-    return CreatedRun(RunView(Run(**values)), replayed=False, webhook_secret=secret)
-
-
-async def _thread_of_account(db: Database, *, account_id: int, thread_id: str) -> str:
-    """Point read: the thread, if the account owns it."""
-    read = functools.partial(
-        repository.thread_id_of_account, account_id=account_id, thread_id=thread_id
+    return NewRun(
+        id=new_id("run"),
+        account_id=account_id,
+        thread_id=thread_id,
+        agent_id=agent.id,
+        model=str(config.get("model", "atrium:offline")),
+        agent_config=config,
+        prompt=checked.prompt,
+        run_metadata=checked.metadata,
+        idempotency_key=None if checked.idempotency is None else checked.idempotency.key,
+        request_hash=None if checked.idempotency is None else checked.idempotency.request_hash,
+        webhook_url=checked.webhook_url,
+        webhook_secret=None if secret is None else signing.sealed(secret, SecretBox.of(settings)),
+        created_at=now,
     )
-    missing = NotFound(f"no thread with id {thread_id!r}", details={"parameter": "thread_id"})
-    return await _owned(db, read, thread_id, missing)
-
-
-async def _owned(
-    db: Database, read: Callable[[Connection], str | None], given: str, missing: NotFound
-) -> str:
-    """Point read: `read`'s id of the account's row, or `missing` raised (also for an id that
-    `new_id` cannot have made: it is nobody's)."""
-    found = await db.point_read(read) if _ID.match(given) else None
-    if found is None:
-        raise missing
-    return found
 
 
 async def _agent_for_run(
@@ -338,8 +375,14 @@ async def get_run(session: AsyncSession, *, account_id: int, run_id: str) -> Run
 
 async def visible_run_id(db: Database, *, account_id: int, run_id: str) -> str:
     """Point read: `run_id` if the account owns such a run."""
-    read = functools.partial(repository.run_id_of_account, account_id=account_id, run_id=run_id)
-    return await _owned(db, read, run_id, _not_found(run_id))
+    found = (
+        await repository.run_id_of_account(db, account_id=account_id, run_id=run_id)
+        if _ID.match(run_id)
+        else None
+    )
+    if found is None:
+        raise _not_found(run_id)
+    return found
 
 
 async def run_view(session: AsyncSession, *, account_id: int, run_id: str) -> RunView:
@@ -352,13 +395,8 @@ async def run_view(session: AsyncSession, *, account_id: int, run_id: str) -> Ru
 async def shown_run(db: Database, *, account_id: int, run_id: str) -> RunView:
     """`run_view` as point reads (no session): what `GET /agent/runs/{run_id}` shows."""
     found = (
-        await db.point_read(
-            functools.partial(
-                repository.run_with_artifacts,
-                account_id=account_id,
-                run_id=run_id,
-                finished=TERMINAL_STATUSES,
-            )
+        await repository.run_with_artifacts(
+            db, account_id=account_id, run_id=run_id, finished=TERMINAL_STATUSES
         )
         if _ID.match(run_id)
         else None
@@ -387,11 +425,7 @@ async def events_so_far(
 ) -> Sequence[Row[*tuple[Any, ...]]]:
     """Every event of the run after `after_seq` (unbounded: read off the event loop)."""
     found = await visible_run_id(db, account_id=account_id, run_id=run_id)
-    async with db.session(write=False) as session:
-        conn = await session.connection()
-        return await conn.run_sync(
-            functools.partial(event_store.events_after, run_id=found, after_seq=after_seq)
-        )
+    return await event_store.events_after(db, run_id=found, after_seq=after_seq)
 
 
 async def event_stream(

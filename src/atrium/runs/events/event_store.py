@@ -22,7 +22,9 @@ from sqlalchemy import (
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm import Session
 
+from atrium.db.engine import Database
 from atrium.db.models import EventKind, Run, RunEvent
+from atrium.runs.events.shapes import EventRow
 
 _EVENTS = cast(Table, RunEvent.__table__)
 # The table, not the mapped class: an ORM-enabled INSERT goes through the bulk-insert layer
@@ -40,11 +42,11 @@ _EVENTS_AFTER = (
 _BATCHED = "atrium_batched_events"
 
 
-def insert_events(session: Session, rows: Sequence[dict[str, Any]]) -> None:
+def insert_events(session: Session, rows: Sequence[EventRow]) -> None:
     """Insert `rows` now, or inside `batched` with the rest of the batch's at its end."""
     if not rows:
         return
-    batch: list[dict[str, Any]] | None = session.info.get(_BATCHED)
+    batch: list[EventRow] | None = session.info.get(_BATCHED)
     if batch is not None:
         batch.extend(rows)
     else:
@@ -64,7 +66,7 @@ def batched(session: Session) -> Iterator[None]:
     failed statement, and the batcher retries its operations one transaction each, so the
     failure stays with the operation whose rows caused it.
     """
-    rows: list[dict[str, Any]] = []
+    rows: list[EventRow] = []
     session.info[_BATCHED] = rows
     try:
         yield
@@ -74,11 +76,29 @@ def batched(session: Session) -> Iterator[None]:
         session.connection().execute(_INSERT_EVENTS, rows)
 
 
-def events_after(
+async def events_after(
+    db: Database, *, run_id: str, after_seq: int
+) -> Sequence[Row[*tuple[Any, ...]]]:
+    """Every event of the run after `after_seq`: unbounded, so read in a read session, off the
+    event loop."""
+    async with db.session(write=False) as session:
+        conn = await session.connection()
+        return await conn.run_sync(_events_after, run_id=run_id, after_seq=after_seq)
+
+
+async def replay_batch(
+    db: Database, *, run_id: str, after_seq: int, limit: int
+) -> Sequence[Row[*tuple[Any, ...]]]:
+    """Point read: the run's next `limit` events after `after_seq` (a stream's replay)."""
+    return await db.point_read(
+        lambda conn: _events_after(conn, run_id=run_id, after_seq=after_seq, limit=limit)
+    )
+
+
+def _events_after(
     conn: Connection, *, run_id: str, after_seq: int, limit: int | None = None
 ) -> Sequence[Row[*tuple[Any, ...]]]:
-    """Synchronous: an index range on (run_id, seq); through `Database.point_read` only with a
-    `limit` (a stream's replay batches)."""
+    """An index range on (run_id, seq)."""
     query = _EVENTS_AFTER if limit is None else _events_after_limited(limit)
     return conn.execute(query, {"b_run_id": run_id, "b_after_seq": after_seq}).all()
 

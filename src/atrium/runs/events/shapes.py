@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any
+from typing import Any, TypedDict
 
 from sqlalchemy import Row
 
@@ -12,14 +12,24 @@ from atrium.db.models import RunEvent
 from atrium.kit.time import isoformat
 
 
+class EventRow(TypedDict):
+    """The values of one `run_events` row (a plain dict: rows go to `executemany` as they are)."""
+
+    run_id: str
+    seq: int
+    kind: str
+    data: dict[str, Any]
+    created_at: datetime
+
+
 def event_row(
     run_id: str, seq: int, kind: str, payload: dict[str, Any], created_at: datetime
-) -> dict[str, Any]:
+) -> EventRow:
     """The values of one `run_events` row."""
     return {"run_id": run_id, "seq": seq, "kind": kind, "data": payload, "created_at": created_at}
 
 
-def event_message(row: dict[str, Any]) -> dict[str, Any]:
+def event_message(row: EventRow) -> dict[str, Any]:
     """`{"id", "event", "data"}`: what a reader receives, live or replayed."""
     return {
         "id": row["seq"],

@@ -15,7 +15,6 @@ that time, instead of following the run to its end
 from __future__ import annotations
 
 import asyncio
-import functools
 import json
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
@@ -128,13 +127,8 @@ class RunEventStream:
     async def _replay(self) -> list[dict[str, Any]]:
         replayed: list[dict[str, Any]] = []
         while not self.finished:
-            rows = await self.db.point_read(
-                functools.partial(
-                    event_store.events_after,
-                    run_id=self.run_id,
-                    after_seq=self.last_seq,
-                    limit=_REPLAY_BATCH,
-                )
+            rows = await event_store.replay_batch(
+                self.db, run_id=self.run_id, after_seq=self.last_seq, limit=_REPLAY_BATCH
             )
             replayed.extend(self._accept(events.stored_event_message(row)) for row in rows)
             if len(rows) < _REPLAY_BATCH:

@@ -39,8 +39,10 @@ from atrium.kit.time import utcnow
 from atrium.runs import events, repository
 from atrium.runs.events import event_store
 from atrium.runs.events.broker import Broker
+from atrium.runs.events.shapes import EventRow
 from atrium.runs.lifecycle import run_queue, waiting_runs
 from atrium.runs.lifecycle.run_queue import ExpiredRun
+from atrium.runs.repository import NewRun, NewThread
 from atrium.webhooks import outbox
 
 log = logging.getLogger("atrium.runs")
@@ -145,7 +147,7 @@ class Announcement:
     """What to tell once a transition committed: its events, and whom to wake."""
 
     run_id: str
-    rows: list[Row]
+    rows: list[EventRow]
     # The queue changed: a run to claim, or a thread whose next run may start now.
     wake_workers: bool = False
     # Webhook deliveries were recorded (this process's senders; others find them by polling).
@@ -176,7 +178,7 @@ class ClaimedRun:
     created_at: datetime
     cancel_requested: bool
     # `run.started`, after `run.restarted` on a later attempt: published when execution starts.
-    started_events: list[Row]
+    started_events: list[EventRow]
     # The messages of the thread's earlier completed runs (pydantic-ai JSON), oldest first.
     history: list[list[Any]] = field(default_factory=list)
     # The run's own webhook (its signing secret is read by the sender, not kept here).
@@ -186,14 +188,18 @@ class ClaimedRun:
 
 
 # --- the transitions ----------------------------------------------------------------------------
-def create(session: Session, *, thread: Row | None, run: Row, now: datetime) -> Announcement:
-    """A new run (and its new thread), queued, with its `run.queued` event. Fills in `run`'s
-    `status` and `last_event_seq`."""
-    run["status"] = RunStatus.QUEUED
-    run["last_event_seq"] = 1
-    row = events.event_row(run["id"], 1, EventKind.QUEUED, {"status": RunStatus.QUEUED}, now)
-    repository.insert_run(session, thread=thread, run=run, event=row)
-    return Announcement(run["id"], [row], wake_workers=True)
+def create(
+    session: Session, *, thread: NewThread | None, run: NewRun, now: datetime
+) -> Announcement:
+    """A new run (and its new thread), queued, with its `run.queued` event (see `created`)."""
+    row = events.event_row(run.id, 1, EventKind.QUEUED, {"status": RunStatus.QUEUED}, now)
+    repository.insert_run(session, thread=thread, run=run, status=RunStatus.QUEUED, event=row)
+    return Announcement(run.id, [row], wake_workers=True)
+
+
+def created(run: NewRun) -> Run:
+    """The run as `create` stored it: a detached object, for its creator's response."""
+    return Run(**run.attributes(status=RunStatus.QUEUED, last_event_seq=1))
 
 
 def claim(
@@ -264,7 +270,7 @@ def finish(
     run: ClaimedRun,
     owner: str,
     ending: Ending,
-    rows: list[Row],
+    rows: list[EventRow],
     now: datetime,
 ) -> Announcement | None:
     """running -> `ending.status`, with the run's last events `rows` (the terminal one last),
@@ -299,7 +305,7 @@ def wait(
     run: ClaimedRun,
     owner: str,
     values: dict[str, Any],
-    rows: list[Row],
+    rows: list[EventRow],
     payload: Callable[[Session], str],
     now: datetime,
 ) -> Announcement | None:
@@ -450,7 +456,7 @@ def _ended(
     *,
     run: _Ended,
     ending: Ending,
-    rows: list[Row],
+    rows: list[EventRow],
     now: datetime,
     waits: int = 0,
     has_endpoints: bool = True,

@@ -39,6 +39,7 @@ from atrium.db.batcher import Together
 from atrium.db.models import Artifact, Run, RunAction, RunStatus, Thread, WebhookEndpoint
 from atrium.kit.time import utcnow
 from atrium.runs.events import event_store
+from atrium.runs.events.shapes import EventRow
 
 if TYPE_CHECKING:
     from _typeshed import DataclassInstance
@@ -276,7 +277,7 @@ def checkpoint(
     attempt: int,
     last_event_seq: int,
     lease_seconds: float,
-    event_rows: Sequence[dict[str, Any]],
+    event_rows: Sequence[EventRow],
 ) -> bool | None:
     """Persist events and renew the lease. The cancel flag, or None when the lease is lost."""
     renewed = {
@@ -304,7 +305,7 @@ class Checkpoint(Together):
     attempt: int
     last_event_seq: int
     lease_seconds: float
-    event_rows: Sequence[dict[str, Any]]
+    event_rows: Sequence[EventRow]
 
     def __call__(self, session: Session) -> bool | None:
         return checkpoint(
