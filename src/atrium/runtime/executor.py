@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import logging
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from pydantic_ai import Agent
@@ -30,7 +30,7 @@ from pydantic_ai.messages import (
 from pydantic_ai.models import Model
 from pydantic_ai.run import AgentRun
 from pydantic_ai.settings import ModelSettings
-from pydantic_ai.tools import DeferredToolRequests
+from pydantic_ai.tools import DeferredToolRequests, DeferredToolResults
 from pydantic_ai.toolsets import AbstractToolset, FunctionToolset
 from pydantic_ai.usage import RunUsage, UsageLimits
 
@@ -99,6 +99,65 @@ class _CancelRequested(Exception):
     """The run's cancellation was seen at a step boundary."""
 
 
+# What ends a run early with an outcome (`Runtime._ended`); anything else is the worker's.
+_RUN_ENDINGS = (
+    _CancelRequested,
+    RunCancelled,
+    ToolFailure,
+    UnrepeatableCall,
+    UsageLimitExceeded,
+    ModelAPIError,
+    UnexpectedModelBehavior,
+    ModelUnavailable,
+    UserError,
+    TargetRefused,
+)
+_FAILURE_CODES: tuple[tuple[type[Exception], str], ...] = (
+    (ToolFailure, "TOOL_ERROR"),
+    (UnrepeatableCall, "TOOL_OUTCOME_UNKNOWN"),
+    (UsageLimitExceeded, "USAGE_LIMIT_EXCEEDED"),
+    (ModelUnavailable, "MODEL_UNAVAILABLE"),
+    (UserError, "MODEL_UNAVAILABLE"),
+)
+
+
+@dataclass(slots=True)
+class _Attempt:
+    """What `Runtime._execute` needs when a run ends early: the calls made, the agent run
+    (its usage), the structured output (its last error)."""
+
+    log: ToolCallLog
+    agent_run: AgentRun[RunDeps, Any] | None = None
+    structured: StructuredOutput | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class _Plan:
+    """The run's tools, output type and history, from its agent's config and its earlier part."""
+
+    tools: list[Any]
+    servers: list[McpServerTool]
+    structured: StructuredOutput | None
+    output_type: Any
+    local: list[AbstractToolset[RunDeps]]
+    history: list[ModelMessage]
+    answers: DeferredToolResults | None
+
+
+@dataclass(frozen=True, slots=True)
+class _Request:
+    """What every model request of a run is sent with, and the run's limits."""
+
+    instructions: str | None
+    model_settings: ModelSettings
+    limits: UsageLimits
+    timeout: float
+
+    def within(self, seconds: float) -> _Request:
+        """The same, with the time left (pydantic-ai takes a positive timeout)."""
+        return replace(self, timeout=max(seconds, _LEAST_TIMEOUT))
+
+
 def history_from_json(stored: list[list[Any]]) -> list[ModelMessage]:
     """The thread's earlier messages, from each completed run's stored JSON, in order."""
     flat = [message for messages in stored for message in messages]
@@ -142,143 +201,168 @@ class Runtime:
         self, spec: RunSpec, sink: RunSink, cancellation: RunCancellation, named: Model | None
     ) -> RunOutcome:
         """`execute`, on `named` (the model of the run's named provider) when it is given."""
-        agent_run: AgentRun[RunDeps, Any] | None = None
         resume = spec.resume
-        log = ToolCallLog(sink, count=resume.tool_call_count if resume else 0)
-        structured: StructuredOutput | None = None
+        attempt = _Attempt(ToolCallLog(sink, count=resume.tool_call_count if resume else 0))
         try:
-            config = spec.config
-            tools = stored_tools(config)
-            servers = [tool for tool in tools if isinstance(tool, McpServerTool)]
-            refuse_repeats(spec.lost_calls, servers)
-            if config.get("output_schema"):
-                structured = StructuredOutput(config["output_schema"])
-            functions = [tool for tool in tools if isinstance(tool, FunctionTool)]
-            deferrable = bool(functions) or any(
-                isinstance(tool, McpServerTool) and tool.require_approval != "never"
-                for tool in tools
+            return await self._attempt(spec, sink, cancellation, named, attempt)
+        except _RUN_ENDINGS as exc:
+            outcome = self._ended(exc, attempt.structured)
+        _count_usage(outcome, attempt.agent_run, resume)
+        outcome.tool_calls = attempt.log.count
+        return outcome
+
+    async def _attempt(
+        self,
+        spec: RunSpec,
+        sink: RunSink,
+        cancellation: RunCancellation,
+        named: Model | None,
+        attempt: _Attempt,
+    ) -> RunOutcome:
+        """The run's outcome when nothing ends it early: a single request where that answers
+        it, else the agent graph; `attempt` keeps what the caller needs if something does."""
+        plan = _plan(spec, attempt.log)
+        attempt.structured = plan.structured
+        if named is None:
+            named = await self._resolved_model(spec.config)
+        streamed = StreamedText(named, sink)
+        request = self._request(spec.config)
+        answered = self.single_requests and not (plan.tools or plan.structured or plan.history)
+        if answered:  # first in its thread, not resumed (a resumed run has tools)
+            single, timeout = await self._single_request(
+                spec.prompt, streamed, sink, request, cancellation
             )
-            output_type: Any = None if structured is None else structured.output_type()
-            if deferrable:
-                output_type = [output_type or str, DeferredToolRequests]
-            local: list[AbstractToolset[RunDeps]] = [ObservedToolset(builtins_of(tools), log=log)]
-            if functions:
-                local.append(function_toolset(functions))
-            history = spec.history
-            answers = None
-            if resume is not None:
-                resumed = ModelMessagesTypeAdapter.validate_python(resume.messages)
-                history = [*history, *resumed]
-                answers = resume.results(resumed)
-                _announce_answers(log, resume)
-            if named is None:
-                model = str(config.get("model") or "atrium:offline")
-                await self.models.load(model)
-                named = self.models.resolve(model)
-            streamed = StreamedText(named, sink)
-            deps = RunDeps(
-                run_id=spec.run_id,
-                sink=sink,
-                max_artifact_bytes=self.settings.artifact_max_bytes,
-                max_artifacts=self.settings.artifact_max_per_run,
-                written=set(),
-            )
-            instructions = config.get("instructions") or None
-            model_settings = self._model_settings(config)
-            limits = UsageLimits(
+            if single.text is not None:
+                return _answered(single)
+            streamed.first = single.response
+            # The graph takes over the run, within what is left of its time.
+            request = request.within(timeout)
+        return await self._run_graph(
+            spec, sink, cancellation, streamed, plan, request, attempt, announced=answered
+        )
+
+    async def _resolved_model(self, config: dict[str, Any]) -> Model:
+        """The model named in the agent's config (the offline one when it names none)."""
+        model = str(config.get("model") or "atrium:offline")
+        await self.models.load(model)
+        return self.models.resolve(model)
+
+    def _request(self, config: dict[str, Any]) -> _Request:
+        """What every model request of the run is sent with, and the run's limits."""
+        return _Request(
+            instructions=config.get("instructions") or None,
+            model_settings=self._model_settings(config),
+            limits=UsageLimits(
                 request_limit=self.settings.run_request_limit,
                 total_tokens_limit=self.settings.run_total_tokens_limit,
+            ),
+            timeout=self.settings.run_timeout_seconds,
+        )
+
+    async def _single_request(
+        self,
+        prompt: str,
+        streamed: StreamedText,
+        sink: RunSink,
+        request: _Request,
+        cancellation: RunCancellation,
+    ) -> tuple[Answer, float]:
+        """The run's one request outside the graph (`runtime/answer.py`), announced as its
+        first step, and the seconds of the run's time it left."""
+        if await sink.checkpoint():
+            raise _CancelRequested
+        sink.emit(EventKind.STEP, {"step": "model_request", "index": 1})
+        started = time.monotonic()
+        single = await answer(
+            streamed,
+            prompt,
+            instructions=request.instructions,
+            model_settings=request.model_settings,
+            limits=request.limits,
+            seconds=request.timeout,
+            cancellation=cancellation,
+        )
+        if await sink.checkpoint():
+            raise _CancelRequested
+        return single, request.timeout - (time.monotonic() - started)
+
+    async def _run_graph(
+        self,
+        spec: RunSpec,
+        sink: RunSink,
+        cancellation: RunCancellation,
+        streamed: StreamedText,
+        plan: _Plan,
+        request: _Request,
+        attempt: _Attempt,
+        *,
+        announced: bool,
+    ) -> RunOutcome:
+        """The run through pydantic-ai's agent graph, with its MCP servers' tools open: it
+        completes, or waits for its caller on deferred calls."""
+        resume = spec.resume
+        async with (
+            self.mcp.toolsets(plan.servers, attempt.log) as remote,
+            self._agent.iter(
+                None if resume is not None else spec.prompt,
+                model=streamed,
+                output_type=plan.output_type,
+                toolsets=[
+                    RunToolset([*plan.local, *remote], structured=plan.structured is not None)
+                ],
+                message_history=plan.history or None,
+                deferred_tool_results=plan.answers,
+                usage=None if resume is None else _usage_before(resume),
+                deps=self._deps(spec.run_id, sink),
+                instructions=request.instructions,
+                model_settings=request.model_settings,
+                usage_limits=request.limits,
+                timeout=request.timeout,
+                cancellation_token=cancellation,
+                infer_name=False,
+            ) as agent_run,
+        ):
+            attempt.agent_run = agent_run
+            await self._drive(
+                agent_run, sink, requests=resume.requests if resume else 0, announced=announced
             )
-            timeout = self.settings.run_timeout_seconds
-            answered = self.single_requests and not (tools or structured or history)
-            if answered:  # first in its thread, not resumed (a resumed run has tools)
-                if await sink.checkpoint():
-                    raise _CancelRequested
-                sink.emit(EventKind.STEP, {"step": "model_request", "index": 1})
-                started = time.monotonic()
-                single = await answer(
-                    streamed,
-                    spec.prompt,
-                    instructions=instructions,
-                    model_settings=model_settings,
-                    limits=limits,
-                    seconds=timeout,
-                    cancellation=cancellation,
-                )
-                if await sink.checkpoint():
-                    raise _CancelRequested
-                if single.text is not None:
-                    return _answered(single)
-                streamed.first = single.response
-                # The graph takes over the run, within what is left of its time.
-                timeout = max(timeout - (time.monotonic() - started), _LEAST_TIMEOUT)
-            async with (
-                self.mcp.toolsets(servers, log) as remote,
-                self._agent.iter(
-                    None if resume is not None else spec.prompt,
-                    model=streamed,
-                    output_type=output_type,
-                    toolsets=[RunToolset([*local, *remote], structured=structured is not None)],
-                    message_history=history or None,
-                    deferred_tool_results=answers,
-                    usage=None if resume is None else _usage_before(resume),
-                    deps=deps,
-                    instructions=instructions,
-                    model_settings=model_settings,
-                    usage_limits=limits,
-                    timeout=timeout,
-                    cancellation_token=cancellation,
-                    infer_name=False,
-                ) as agent_run,
-            ):
-                await self._drive(
-                    agent_run,
-                    sink,
-                    requests=resume.requests if resume else 0,
-                    announced=answered,
-                )
-                result = agent_run.result
-            output = "" if result is None else result.output
-            if isinstance(output, DeferredToolRequests):
-                return self._waiting(agent_run, output, log, skip=len(spec.history))
-            outcome = RunOutcome(
-                status=RunStatus.COMPLETED,
-                result=output if isinstance(output, dict) else str(output),
-                # The run's own messages (all of them when it waited before): what the
-                # thread's later runs see.
-                messages=ModelMessagesTypeAdapter.dump_python(
-                    agent_run.all_messages()[len(spec.history) :], mode="json"
-                ),
-            )
-        except _CancelRequested:
-            outcome = RunOutcome(status=RunStatus.CANCELLED)
-        except RunTimedOut:
-            outcome = _failed(
-                "RUN_TIMEOUT", f"the run took longer than {self.settings.run_timeout_seconds} s"
-            )
-        except RunCancelled:
-            outcome = RunOutcome(status=RunStatus.CANCELLED)
-        except ToolFailure as exc:
-            outcome = _failed("TOOL_ERROR", str(exc))
-        except UnrepeatableCall as exc:
-            outcome = _failed("TOOL_OUTCOME_UNKNOWN", str(exc))
-        except UsageLimitExceeded as exc:
-            outcome = _failed("USAGE_LIMIT_EXCEEDED", str(exc))
-        except ModelHTTPError as exc:
-            outcome = _failed(
+            result = agent_run.result
+        output = "" if result is None else result.output
+        if isinstance(output, DeferredToolRequests):
+            return self._waiting(agent_run, output, attempt.log, skip=len(spec.history))
+        return _completed(agent_run, output, attempt.log, skip=len(spec.history))
+
+    def _deps(self, run_id: str, sink: RunSink) -> RunDeps:
+        return RunDeps(
+            run_id=run_id,
+            sink=sink,
+            max_artifact_bytes=self.settings.artifact_max_bytes,
+            max_artifacts=self.settings.artifact_max_per_run,
+            written=set(),
+        )
+
+    def _ended(self, exc: Exception, structured: StructuredOutput | None) -> RunOutcome:
+        """The outcome of a run that a cancellation, a limit, a tool or its model ended.
+
+        The order matters: a `RunTimedOut` is a `RunCancelled`, a `ModelHTTPError` a
+        `ModelAPIError`."""
+        if isinstance(exc, RunTimedOut):
+            seconds = self.settings.run_timeout_seconds
+            return _failed("RUN_TIMEOUT", f"the run took longer than {seconds} s")
+        if isinstance(exc, _CancelRequested | RunCancelled):
+            return RunOutcome(status=RunStatus.CANCELLED)
+        if isinstance(exc, ModelHTTPError):
+            return _failed(
                 "MODEL_ERROR", f"the model provider answered HTTP {exc.status_code}: {exc.body}"
             )
-        except UnexpectedModelBehavior as exc:
-            outcome = _unexpected(exc, structured)
-        except ModelAPIError as exc:
-            outcome = _failed("MODEL_ERROR", f"the model provider failed: {exc}")
-        except (ModelUnavailable, UserError) as exc:
-            outcome = _failed("MODEL_UNAVAILABLE", str(exc))
-        except TargetRefused as exc:  # a named provider's address, refused on connecting
-            outcome = _failed("MODEL_UNAVAILABLE", f"the model provider's address: {exc}")
-        _count_usage(outcome, agent_run, resume)
-        outcome.tool_calls = log.count
-        return outcome
+        if isinstance(exc, UnexpectedModelBehavior):
+            return _unexpected(exc, structured)
+        if isinstance(exc, ModelAPIError):
+            return _failed("MODEL_ERROR", f"the model provider failed: {exc}")
+        if isinstance(exc, TargetRefused):  # a named provider's address, refused on connecting
+            return _failed("MODEL_UNAVAILABLE", f"the model provider's address: {exc}")
+        code = next(code for kind, code in _FAILURE_CODES if isinstance(exc, kind))
+        return _failed(code, str(exc))
 
     def _waiting(
         self,
@@ -340,6 +424,47 @@ class Runtime:
                         _emit_tool_event(sink, tool_event)
             if await sink.checkpoint():
                 raise _CancelRequested
+
+
+def _plan(spec: RunSpec, log: ToolCallLog) -> _Plan:
+    """The run's tools (refusing to repeat a lost MCP call), its output type (deferred calls
+    among them when a call may wait for the caller) and its history with the answers."""
+    config = spec.config
+    tools = stored_tools(config)
+    servers = [tool for tool in tools if isinstance(tool, McpServerTool)]
+    refuse_repeats(spec.lost_calls, servers)
+    schema = config.get("output_schema")
+    structured = StructuredOutput(schema) if schema else None
+    functions = [tool for tool in tools if isinstance(tool, FunctionTool)]
+    deferrable = bool(functions) or any(tool.require_approval != "never" for tool in servers)
+    output_type: Any = None if structured is None else structured.output_type()
+    if deferrable:
+        output_type = [output_type or str, DeferredToolRequests]
+    local: list[AbstractToolset[RunDeps]] = [ObservedToolset(builtins_of(tools), log=log)]
+    if functions:
+        local.append(function_toolset(functions))
+    history, answers = spec.history, None
+    if spec.resume is not None:
+        resumed = ModelMessagesTypeAdapter.validate_python(spec.resume.messages)
+        history = [*history, *resumed]
+        answers = spec.resume.results(resumed)
+        _announce_answers(log, spec.resume)
+    return _Plan(tools, servers, structured, output_type, local, history, answers)
+
+
+def _completed(
+    agent_run: AgentRun[RunDeps, Any], output: object, log: ToolCallLog, *, skip: int
+) -> RunOutcome:
+    """The run answered: its output, its own messages (all of them when it waited before:
+    what the thread's later runs see) and its usage."""
+    outcome = RunOutcome(
+        status=RunStatus.COMPLETED,
+        result=output if isinstance(output, dict) else str(output),
+        messages=ModelMessagesTypeAdapter.dump_python(agent_run.all_messages()[skip:], mode="json"),
+    )
+    _count_usage(outcome, agent_run, None)
+    outcome.tool_calls = log.count
+    return outcome
 
 
 def _answered(single: Answer) -> RunOutcome:
