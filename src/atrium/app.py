@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import logging
-from collections.abc import AsyncIterator
-from contextlib import AsyncExitStack, asynccontextmanager
+from collections.abc import AsyncIterator, Callable
+from contextlib import AbstractAsyncContextManager, AsyncExitStack, asynccontextmanager
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from fastapi import FastAPI
@@ -38,6 +39,8 @@ from atrium.spaces.endpoints import router as spaces_router
 from atrium.webhooks.endpoints import router as webhooks_router
 
 if TYPE_CHECKING:
+    from redis.asyncio import Redis
+
     from atrium.worker.pool import WorkerPool
 
 
@@ -46,26 +49,72 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     settings = settings or get_settings()
     logging.getLogger("atrium").setLevel(settings.log_level.upper())
     install_log_escaping()  # outside input in a log line: escaped, never raw control bytes
-    db = Database(settings)
-    # One Redis pool per process (rate-limit counters, event fan-out); None when embedded.
-    redis = (
-        connect_redis(settings.redis_url, settings.redis_max_connections)
-        if settings.redis_url
-        else None
+    parts = _Parts.of(settings)
+    app = FastAPI(
+        title="atrium",
+        version=__version__,
+        summary="Domains and spaces, durable LLM agent runs, agents and usage analytics.",
+        lifespan=_lifespan(parts),
+        # FastAPI's pages load their scripts from CDNs; atrium serves /docs itself (http/docs.py).
+        docs_url=None,
+        redoc_url=None,
     )
-    limiter = RateLimiter(settings, redis)
-    metrics = Metrics()
-    # Run events and worker wake-ups: in-process, or across processes through Redis.
-    broker = RedisBroker(redis, prefix=settings.redis_prefix) if redis is not None else Broker()
-    # Group commit of the hot writes (run creation, the worker's claims, events and finishes).
-    writer = WriteBatcher(db, around_batch=event_store.batched)
-    workers: WorkerPool | None = None
-    if settings.run_worker:
-        # The worker brings pydantic-ai (1 s of imports): an API-only process never loads it.
-        from atrium.worker.pool import WorkerPool
+    _keep_on_state(app, settings, parts)
+    error_handlers.install(app)
+    openapi.install(app, amendments=[app.state.model_check.document])
+    docs.install(app)
+    _include_routers(app)
+    mount_dashboard(app)
+    _add_middleware(app, settings, parts)
+    return app
 
-        workers = WorkerPool(settings=settings, db=db, broker=broker, batcher=writer)
 
+@dataclass(frozen=True, slots=True)
+class _Parts:
+    """The process's long-lived parts: built with the app, started and stopped by its lifespan."""
+
+    db: Database
+    redis: Redis | None
+    limiter: RateLimiter
+    metrics: Metrics
+    broker: Broker
+    writer: WriteBatcher
+    workers: WorkerPool | None
+
+    @classmethod
+    def of(cls, settings: Settings) -> _Parts:
+        db = Database(settings)
+        # One Redis pool per process (rate-limit counters, event fan-out); None when embedded.
+        redis = (
+            connect_redis(settings.redis_url, settings.redis_max_connections)
+            if settings.redis_url
+            else None
+        )
+        limiter = RateLimiter(settings, redis)
+        metrics = Metrics()
+        # Run events and worker wake-ups: in-process, or across processes through Redis.
+        broker = RedisBroker(redis, prefix=settings.redis_prefix) if redis is not None else Broker()
+        # Group commit of the hot writes (run creation, the worker's claims, events and finishes).
+        writer = WriteBatcher(db, around_batch=event_store.batched)
+        workers: WorkerPool | None = None
+        if settings.run_worker:
+            # The worker brings pydantic-ai (1 s of imports): an API-only process never loads it.
+            from atrium.worker.pool import WorkerPool
+
+            workers = WorkerPool(settings=settings, db=db, broker=broker, batcher=writer)
+        return cls(
+            db=db,
+            redis=redis,
+            limiter=limiter,
+            metrics=metrics,
+            broker=broker,
+            writer=writer,
+            workers=workers,
+        )
+
+
+def _lifespan(parts: _Parts) -> Callable[[FastAPI], AbstractAsyncContextManager[None]]:
+    """Start the parts in order and stop them in reverse, one lifespan at a time."""
     running = False
 
     @asynccontextmanager
@@ -80,54 +129,53 @@ def create_app(settings: Settings | None = None) -> FastAPI:
             # Each part stops only if it started, in the reverse order (so a start-up that
             # failed half-way stops what it started and reports its own error).
             async with AsyncExitStack() as started:
-                started.push_async_callback(db.dispose)
-                if redis is not None:
-                    started.push_async_callback(redis.aclose)
-                await broker.start()
-                started.push_async_callback(broker.stop)
-                writer.start()
-                started.push_async_callback(writer.stop)
-                if workers is not None:
-                    await workers.start()
-                    started.push_async_callback(workers.stop)
+                started.push_async_callback(parts.db.dispose)
+                if parts.redis is not None:
+                    started.push_async_callback(parts.redis.aclose)
+                await parts.broker.start()
+                started.push_async_callback(parts.broker.stop)
+                parts.writer.start()
+                started.push_async_callback(parts.writer.stop)
+                if parts.workers is not None:
+                    await parts.workers.start()
+                    started.push_async_callback(parts.workers.stop)
                 yield
         finally:
             running = False
 
-    app = FastAPI(
-        title="atrium",
-        version=__version__,
-        summary="Domains and spaces, durable LLM agent runs, agents and usage analytics.",
-        lifespan=lifespan,
-        # FastAPI's pages load their scripts from CDNs; atrium serves /docs itself (http/docs.py).
-        docs_url=None,
-        redoc_url=None,
-    )
-    app.state.settings = settings
-    app.state.db = db
-    app.state.limiter = limiter
-    app.state.redis = redis
-    app.state.metrics = metrics
-    app.state.broker = broker
-    app.state.writer = writer
-    app.state.workers = workers
-    app.state.resolver = Resolver.from_settings(settings)  # domain verification's DNS
+    return lifespan
+
+
+def _keep_on_state(app: FastAPI, settings: Settings, parts: _Parts) -> None:
+    """What the dependencies and endpoints find on `request.app.state`."""
+    state = app.state
+    state.settings = settings
+    state.db = parts.db
+    state.limiter = parts.limiter
+    state.redis = parts.redis
+    state.metrics = parts.metrics
+    state.broker = parts.broker
+    state.writer = parts.writer
+    state.workers = parts.workers
+    state.resolver = Resolver.from_settings(settings)  # domain verification's DNS
     # Models registered on the worker's registry (tests, embedding apps) are usable models too.
-    app.state.model_check = ModelCheck(
+    workers = parts.workers
+    state.model_check = ModelCheck(
         settings, registered=workers.runtime.models.is_registered if workers else lambda _: False
     )
-    if redis is not None:
-        app.state.redis_ping = redis.ping
+    if parts.redis is not None:
+        state.redis_ping = parts.redis.ping
 
-    error_handlers.install(app)
-    openapi.install(app, amendments=[app.state.model_check.document])
-    docs.install(app)
-    # A request is matched against the groups in this order, each route's pattern in turn
-    # (60-75 µs of CPU to reach the last group, 6 µs the first): the runs, which clients poll
-    # and stream, come first, then the domain and space CRUD, then the agent definitions and
-    # the rest, written and read far less often. No two groups share a path, so the order
-    # changes nothing else (but the order of the OpenAPI document's paths;
-    # docs/decisions/0030-routers-in-order-of-traffic.md).
+
+def _include_routers(app: FastAPI) -> None:
+    """Every group's routes, in order of traffic.
+
+    A request is matched against the groups in this order, each route's pattern in turn
+    (60-75 µs of CPU to reach the last group, 6 µs the first): the runs, which clients poll
+    and stream, come first, then the domain and space CRUD, then the agent definitions and
+    the rest, written and read far less often. No two groups share a path, so the order
+    changes nothing else (but the order of the OpenAPI document's paths;
+    docs/decisions/0030-routers-in-order-of-traffic.md)."""
     app.include_router(health_router)
     app.include_router(runs_router, prefix=RUNS.prefix)
     app.include_router(domains_router, prefix=DOMAINS.prefix)
@@ -137,18 +185,21 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.include_router(analytics_router, prefix=AGENTS.prefix)
     app.include_router(webhooks_router, prefix=AGENTS.prefix)
     app.include_router(providers_router, prefix=AGENTS.prefix)
-    mount_dashboard(app)
 
-    # Added last = runs first: the context wraps everything, the gateway guards the groups.
+
+def _add_middleware(app: FastAPI, settings: Settings, parts: _Parts) -> None:
+    """Added last = runs first: the context wraps everything, the gateway guards the groups."""
     app.add_middleware(
-        GatewayMiddleware, db=db, limiter=limiter, max_body_bytes=settings.max_body_bytes
+        GatewayMiddleware,
+        db=parts.db,
+        limiter=parts.limiter,
+        max_body_bytes=settings.max_body_bytes,
     )
     # Served domains answer before the gateway: a domain's visitors carry no API key.
     app.add_middleware(
         ServedDomainsMiddleware,
-        db=db,
+        db=parts.db,
         public_url=settings.public_url,
         status=settings.domain_redirect_status,
     )
-    app.add_middleware(RequestContextMiddleware, metrics=metrics, routes=app.routes)
-    return app
+    app.add_middleware(RequestContextMiddleware, metrics=parts.metrics, routes=app.routes)
