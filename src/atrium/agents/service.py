@@ -22,9 +22,6 @@ DEFAULT_AGENT_NAME = "Default agent"
 DEFAULT_AGENT_DESCRIPTION = "Runs that name no agent use this one."
 
 
-agent_not_found = AgentNotFound
-
-
 def _account_providers(session: AsyncSession, account_id: int) -> ProviderNames:
     async def names() -> list[str]:
         return await providers_repository.names(session, account_id=account_id)

@@ -19,10 +19,11 @@ from typing import Any
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from atrium.db.models import Run, RunStatus
-from atrium.errors import Conflict, InvalidParameter
+from atrium.errors import InvalidParameter
 from atrium.kit.json_depth import TOO_DEEP, too_deep
 from atrium.kit.time import as_utc, isoformat, utcnow
 from atrium.runs import lifecycle
+from atrium.runs.api.errors import IdempotencyKeyReused, RunNotWaiting
 from atrium.runs.api.schemas import RunActions
 from atrium.runs.events.broker import Broker
 from atrium.runs.lifecycle import waiting_runs
@@ -109,14 +110,11 @@ def _checked_answers(
 
 def _replay(run: Run, stored_hash: str, request_hash: str) -> Answered:
     if stored_hash != request_hash:
-        raise Conflict(
-            "Idempotency-Key was already used with a different request body",
-            details={"parameter": "Idempotency-Key", "run_id": run.id},
-        )
+        raise IdempotencyKeyReused(run.id)
     return Answered(run, replayed=True)
 
 
-def _not_waiting(run: Run, now: datetime) -> Conflict:
+def _not_waiting(run: Run, now: datetime) -> RunNotWaiting:
     if run.status == waiting_runs.REQUIRES_ACTION:  # another answer won, or the wait expired
         expires = run.action_expires_at
         if expires is not None and as_utc(expires) <= now:  # naive from SQLite
@@ -125,7 +123,7 @@ def _not_waiting(run: Run, now: datetime) -> Conflict:
             message = "the run's required action was already answered"
     else:
         message = f"the run is {run.status}, not waiting for actions"
-    return Conflict(message, details={"run_id": run.id, "status": run.status})
+    return RunNotWaiting(message, run_id=run.id, status=run.status)
 
 
 async def submit_actions(

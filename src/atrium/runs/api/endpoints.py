@@ -3,20 +3,31 @@
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
-from typing import Annotated, Any
+from typing import Annotated
 from urllib.parse import quote
 
 from fastapi import APIRouter, Depends, Header, Query, Request, Response, status
 from fastapi.responses import JSONResponse
 
+from atrium.agents.errors import AgentNotFound, ModelUnusable
 from atrium.agents.model_check import ModelCheckDep
 from atrium.db.batcher import WriteBatcher
 from atrium.db.models import RunStatus
 from atrium.errors import InvalidParameter
 from atrium.http.deps import CurrentPrincipal, DatabaseDep, SessionDep, SettingsDep
+from atrium.http.openapi import error_responses
 from atrium.kit.cursor import CursorQuery
 from atrium.kit.wire_schemas import IDEMPOTENCY_KEY, integer
 from atrium.runs.api import actions, presenters, service
+from atrium.runs.api.errors import (
+    ArtifactNotFound,
+    IdempotencyKeyReused,
+    RunAlreadyFinished,
+    RunNotFound,
+    RunNotWaiting,
+    StreamsPerKeyExceeded,
+    ThreadNotFound,
+)
 from atrium.runs.api.schemas import (
     ArtifactList,
     EventList,
@@ -30,6 +41,7 @@ from atrium.runs.api.stream_slots import StreamSlotsDep
 from atrium.runs.events import stored_event_message
 from atrium.runs.events.broker import Broker
 from atrium.runs.events.stream import EventStreamResponse, sse_frame
+from atrium.webhooks.errors import WebhookUrlRefused
 
 # A body sent without Content-Type is read as JSON (what this group takes); the gateway already
 # answers 415 for any other declared type.
@@ -51,15 +63,15 @@ async def get_writer(request: Request) -> WriteBatcher:
 
 WriterDep = Annotated[WriteBatcher, Depends(get_writer)]
 _RUN_RESPONSE = {"response_model": RunOut, "response_model_exclude_unset": True}
-_Responses = dict[int | str, dict[str, Any]]
-_IDEMPOTENCY_CONFLICT: _Responses = {409: {"description": "`Idempotency-Key` reused, other body."}}
-_ALREADY_FINISHED: _Responses = {409: {"description": "The run is already finished."}}
+_RUN_NOT_FOUND = error_responses(RunNotFound)
 
 
 @router.post(
     "",
     status_code=status.HTTP_201_CREATED,
-    responses=_IDEMPOTENCY_CONFLICT,
+    responses=error_responses(
+        IdempotencyKeyReused, AgentNotFound, ThreadNotFound, ModelUnusable, WebhookUrlRefused
+    ),
     **_RUN_RESPONSE,  # type: ignore[arg-type]
 )
 async def create_run(
@@ -131,7 +143,7 @@ async def list_runs(
     )
 
 
-@router.get("/{run_id}", **_RUN_RESPONSE)  # type: ignore[arg-type]
+@router.get("/{run_id}", responses=_RUN_NOT_FOUND, **_RUN_RESPONSE)  # type: ignore[arg-type]
 async def get_run(
     run_id: str, db: DatabaseDep, principal: CurrentPrincipal, settings: SettingsDep
 ) -> RunOut:
@@ -145,7 +157,7 @@ async def get_run(
 
 @router.post(
     "/{run_id}/cancel",
-    responses=_ALREADY_FINISHED,
+    responses=error_responses(RunNotFound, RunAlreadyFinished),
     **_RUN_RESPONSE,  # type: ignore[arg-type]
 )
 async def cancel_run(
@@ -165,7 +177,7 @@ async def cancel_run(
 
 @router.post(
     "/{run_id}/actions",
-    responses={409: {"description": "The run is not waiting for actions (or key reused)."}},
+    responses=error_responses(RunNotFound, RunNotWaiting, IdempotencyKeyReused),
     **_RUN_RESPONSE,  # type: ignore[arg-type]
 )
 async def submit_actions(
@@ -217,7 +229,10 @@ def _after_seq(last_event_id: str | None) -> int:
 @router.get(
     "/{run_id}/events",
     response_model=EventList,
-    responses={200: {"content": {"text/event-stream": {}, "application/json": {}}}},
+    responses={
+        200: {"content": {"text/event-stream": {}, "application/json": {}}},
+        **error_responses(RunNotFound, StreamsPerKeyExceeded),
+    },
 )
 async def run_events(
     run_id: str,
@@ -287,7 +302,7 @@ def _wants_json(request: Request) -> bool:
     return "application/json" in accept and "text/event-stream" not in accept
 
 
-@router.get("/{run_id}/artifacts", response_model=ArtifactList)
+@router.get("/{run_id}/artifacts", response_model=ArtifactList, responses=_RUN_NOT_FOUND)
 async def list_artifacts(
     run_id: str, session: SessionDep, principal: CurrentPrincipal, settings: SettingsDep
 ) -> ArtifactList:
@@ -304,7 +319,10 @@ async def list_artifacts(
     "/{run_id}/artifacts/{artifact_id}/content",
     response_class=Response,
     # The artifact's own MIME type (text/markdown, application/pdf, ...).
-    responses={200: {"content": {"*/*": {"schema": {"type": "string", "format": "binary"}}}}},
+    responses={
+        200: {"content": {"*/*": {"schema": {"type": "string", "format": "binary"}}}},
+        **error_responses(RunNotFound, ArtifactNotFound),
+    },
 )
 async def download_artifact(
     run_id: str, artifact_id: str, session: SessionDep, principal: CurrentPrincipal

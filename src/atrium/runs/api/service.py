@@ -21,20 +21,28 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from atrium.agents import repository as agents_repository
+from atrium.agents.errors import AgentNotFound
 from atrium.agents.model_check import ModelCheck
 from atrium.agents.repository import AgentForRun
-from atrium.agents.service import agent_not_found, get_or_create_default_agent
+from atrium.agents.service import get_or_create_default_agent
 from atrium.auth.service import key_still_valid
 from atrium.db.batcher import WriteBatcher
 from atrium.db.engine import Database
 from atrium.db.models import TERMINAL_STATUSES, Artifact, Run, RunStatus
-from atrium.errors import Conflict, InvalidParameter, NotFound
+from atrium.errors import InvalidParameter
 from atrium.kit.cursor import decode_cursor, split_page
 from atrium.kit.ids import new_id
 from atrium.kit.json_depth import TOO_DEEP, too_deep
 from atrium.kit.time import utcnow
 from atrium.providers import repository as providers_repository
 from atrium.runs import lifecycle, repository
+from atrium.runs.api.errors import (
+    ArtifactNotFound,
+    IdempotencyKeyReused,
+    RunAlreadyFinished,
+    RunNotFound,
+    ThreadNotFound,
+)
 from atrium.runs.api.schemas import RunCreate
 from atrium.runs.events import event_store
 from atrium.runs.events.broker import Broker
@@ -74,10 +82,6 @@ class CreatedRun:
 class RunPage:
     views: list[RunView]
     next_cursor: str | None
-
-
-def _not_found(run_id: str) -> NotFound:
-    return NotFound(f"no run with id {run_id!r}", details={"parameter": "run_id"})
 
 
 def _request_hash(data: RunCreate) -> str:
@@ -175,10 +179,7 @@ async def _replayed(
         return None
     run_id, stored_hash = existing
     if stored_hash != idempotency.request_hash:
-        raise Conflict(
-            "Idempotency-Key was already used with a different request body",
-            details={"parameter": "Idempotency-Key", "run_id": run_id},
-        )
+        raise IdempotencyKeyReused(run_id)
     async with db.session(write=False) as session:
         run = await session.get(Run, run_id)
         if run is None:  # runs are never deleted; a key stays bound to its run
@@ -304,7 +305,7 @@ async def _thread_for_run(
         else None
     )
     if found is None:
-        raise NotFound(f"no thread with id {thread_id!r}", details={"parameter": "thread_id"})
+        raise ThreadNotFound(thread_id)
     return found, None
 
 
@@ -350,7 +351,7 @@ async def _agent_for_run(
     if agent is not None:
         return agent
     if agent_id is not None:
-        raise agent_not_found(agent_id)
+        raise AgentNotFound(agent_id)
     return await _create_default_agent(db, account_id=account_id, model=default_model)
 
 
@@ -369,7 +370,7 @@ async def get_run(session: AsyncSession, *, account_id: int, run_id: str) -> Run
         else None
     )
     if run is None:
-        raise _not_found(run_id)
+        raise RunNotFound(run_id)
     return run
 
 
@@ -381,7 +382,7 @@ async def visible_run_id(db: Database, *, account_id: int, run_id: str) -> str:
         else None
     )
     if found is None:
-        raise _not_found(run_id)
+        raise RunNotFound(run_id)
     return found
 
 
@@ -402,7 +403,7 @@ async def shown_run(db: Database, *, account_id: int, run_id: str) -> RunView:
         else None
     )
     if found is None:
-        raise _not_found(run_id)
+        raise RunNotFound(run_id)
     run, artifacts = found
     return RunView(run, artifacts)
 
@@ -488,9 +489,7 @@ async def cancel_run(
     next step."""
     run = await get_run(session, account_id=account_id, run_id=run_id)
     if run.status in TERMINAL_STATUSES:
-        raise Conflict(
-            f"run is already {run.status}", details={"run_id": run.id, "status": run.status}
-        )
+        raise RunAlreadyFinished(run.id, run.status)
     cancelled = run.status == RunStatus.QUEUED and await lifecycle.cancel_in_request(
         session, broker=broker, run=run
     )
@@ -513,8 +512,5 @@ async def get_artifact(
         else None
     )
     if artifact is None:
-        raise NotFound(
-            f"no artifact with id {artifact_id!r} in this run",
-            details={"parameter": "artifact_id"},
-        )
+        raise ArtifactNotFound(artifact_id)
     return artifact

@@ -12,7 +12,7 @@ from typing import Annotated
 
 from fastapi import Depends, Request
 
-from atrium.errors import RateLimited
+from atrium.runs.api.errors import StreamsPerKeyExceeded
 
 
 class StreamSlots:
@@ -24,11 +24,7 @@ class StreamSlots:
 
     def acquire(self, key_id: int) -> None:
         if self._open[key_id] >= self.limit:
-            raise RateLimited(
-                f"this key already has {self.limit} event streams open; close one first",
-                details={"limit": self.limit, "parameter": "streams"},
-                headers={"Retry-After": "1"},
-            )
+            raise StreamsPerKeyExceeded(self.limit)
         self._open[key_id] += 1
 
     def release(self, key_id: int) -> None:
