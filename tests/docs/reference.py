@@ -109,7 +109,20 @@ def _operation(method: str, path: str, operation: Schema) -> list[str]:
         shown = f" {type_of(schema)}" if schema and status.startswith("2") else ""
         answers.append(f"{status}{shown}")
     lines += ["Answers: " + "; ".join(answers) + ".", ""]
+    named = _named_errors(operation)
+    if named:
+        lines += ["Errors of its own:", "", *named, ""]
     return lines
+
+
+def _named_errors(operation: Schema) -> list[str]:
+    """The errors a route names (`http.openapi.error_responses`): `- 409 `CONFLICT` Name: ...`."""
+    found = []
+    for status, response in sorted(operation.get("responses", {}).items()):
+        for line in response.get("description", "").splitlines():
+            if line.startswith("- `"):
+                found.append(f"- {status} {line[2:]}")
+    return found
 
 
 def page(document: Schema) -> str:
