@@ -16,6 +16,7 @@ from atrium.providers.targets import ProviderTarget, ProviderUnavailable, target
 from atrium.runs import lifecycle
 from atrium.runs.events import event_store
 from atrium.runs.lifecycle import Ending, Usage
+from atrium.runs.lifecycle.transitions import after_execution
 from atrium.runtime.billing import credits_micro
 from atrium.runtime.cancellation import RunCancellation
 from atrium.runtime.executor import RunOutcome, RunSpec, Runtime, history_from_json
@@ -105,11 +106,10 @@ class RunExecution:
 
     async def _finish(self, outcome: RunOutcome) -> None:
         claim = self.claim
-        if outcome.status == RunStatus.REQUIRES_ACTION:
-            if not self.recorder.cancel_requested:
-                await self._wait(outcome)
-                return
-            outcome.status = RunStatus.CANCELLED  # cancelled as it stopped to wait
+        status = after_execution(outcome.status, cancel_requested=self.recorder.cancel_requested)
+        if status == RunStatus.REQUIRES_ACTION:
+            await self._wait(outcome)
+            return
         usage = Usage(
             input_tokens=outcome.input_tokens,
             output_tokens=outcome.output_tokens,
@@ -123,7 +123,7 @@ class RunExecution:
             ),
         )
         ending = Ending(
-            outcome.status,
+            status,
             usage=usage,
             result=outcome.result,
             error_code=outcome.error_code,

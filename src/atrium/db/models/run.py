@@ -37,24 +37,6 @@ class RunStatus(StrEnum):
 
 
 TERMINAL_STATUSES: Final = frozenset({RunStatus.COMPLETED, RunStatus.FAILED, RunStatus.CANCELLED})
-# The allowed moves, from -> to. A terminal status has none: a finished run never changes.
-# running -> queued is recovery (worker lost, or a worker stopping hands its runs back).
-TRANSITIONS: Final[dict[RunStatus, frozenset[RunStatus]]] = {
-    RunStatus.QUEUED: frozenset({RunStatus.RUNNING, RunStatus.CANCELLED}),
-    RunStatus.RUNNING: frozenset(
-        {
-            RunStatus.QUEUED,
-            RunStatus.REQUIRES_ACTION,
-            RunStatus.COMPLETED,
-            RunStatus.FAILED,
-            RunStatus.CANCELLED,
-        }
-    ),
-    RunStatus.REQUIRES_ACTION: frozenset({RunStatus.QUEUED, RunStatus.CANCELLED, RunStatus.FAILED}),
-    RunStatus.COMPLETED: frozenset(),
-    RunStatus.FAILED: frozenset(),
-    RunStatus.CANCELLED: frozenset(),
-}
 
 
 class EventKind(StrEnum):

@@ -490,13 +490,7 @@ async def cancel_run(
     run = await get_run(session, account_id=account_id, run_id=run_id)
     if run.status in TERMINAL_STATUSES:
         raise RunAlreadyFinished(run.id, run.status)
-    cancelled = run.status == RunStatus.QUEUED and await lifecycle.cancel_in_request(
-        session, broker=broker, run=run
-    )
-    if run.status == RunStatus.REQUIRES_ACTION:  # no worker holds a waiting run
-        cancelled = await lifecycle.cancel_waiting_in_request(session, broker=broker, run=run)
-    if not cancelled:  # running (or claimed by a worker just now)
-        await lifecycle.request_cancel(session, broker=broker, run_id=run.id)
+    await lifecycle.cancel(session, broker=broker, run=run)
     await session.refresh(run)
     (view,) = await _views(session, [run])
     return view

@@ -9,12 +9,13 @@
     running ──wait──▶ requires_action ──answer──▶ queued   (the caller's tools or approvals)
                             └──end_wait──▶ cancelled | failed (ACTION_EXPIRED)
 
-The allowed moves are `TRANSITIONS` (db/models/run.py). Every move is written here, inside the
-caller's transaction: the run's row (the repository's conditional updates arbitrate races),
-its event rows, and for a terminal state the usage rollup and the webhook outbox, so all of
-them exist exactly when the state committed. What others must hear of it (events to readers,
-a wake-up of workers or webhook senders) comes back as an `Announcement`, sent only once the
-transaction committed: nobody is told about a state that then rolled back.
+The allowed moves are the table of `transitions` (each function names its move there, and the
+conditional updates of `run_queue` and `waiting_runs` take their from-states from it). Every
+move is written here, inside the caller's transaction: the run's row (those conditional updates
+arbitrate races), its event rows, and for a terminal state the usage rollup and the webhook
+outbox, so all of them exist exactly when the state committed. What others must hear of it
+(events to readers, a wake-up of workers or webhook senders) comes back as an `Announcement`,
+sent only once the transaction committed: nobody is told about a state that then rolled back.
 
 The functions are synchronous steps of a transaction: the write batcher's (the hot path),
 `Database.write_sync`'s (recovery) or the request's session through `run_sync` (a cancel);
@@ -34,13 +35,13 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm import Session
 
 from atrium.analytics.service import MICRO, record_run_usage
-from atrium.db.models import TERMINAL_EVENT, TRANSITIONS, EventKind, Run, RunStatus
+from atrium.db.models import TERMINAL_EVENT, EventKind, Run, RunStatus
 from atrium.kit.time import utcnow
 from atrium.runs import events, repository
 from atrium.runs.events import event_store
 from atrium.runs.events.broker import Broker
 from atrium.runs.events.shapes import EventRow
-from atrium.runs.lifecycle import run_queue, waiting_runs
+from atrium.runs.lifecycle import run_queue, transitions, waiting_runs
 from atrium.runs.lifecycle.run_queue import ExpiredRun
 from atrium.runs.repository import NewRun, NewThread
 from atrium.webhooks import outbox
@@ -48,13 +49,6 @@ from atrium.webhooks import outbox
 log = logging.getLogger("atrium.runs")
 _AFTER_COMMIT = "atrium_after_commit"
 Row = dict[str, Any]
-
-
-def _move(current: RunStatus, to: RunStatus) -> RunStatus:
-    """`to`, if `TRANSITIONS` allows it from `current` (a programming error otherwise)."""
-    if to not in TRANSITIONS[current]:
-        raise ValueError(f"a {current} run cannot become {to}")
-    return to
 
 
 class _Counted(Protocol):
@@ -207,7 +201,7 @@ def claim(
 ) -> list[ClaimedRun]:
     """queued -> running for up to `limit` runs: a lease, attempt + 1, `run.started` (after
     `run.restarted` when an earlier attempt was lost: what it streamed is superseded)."""
-    status = _move(RunStatus.QUEUED, RunStatus.RUNNING)
+    status = transitions.CLAIM.target
     candidates = run_queue.claimable(session, limit=limit, lock_rows=lock_rows)
     # Read the clock after the queue: a run's start is never stamped before the end of the run
     # it waited for.
@@ -275,7 +269,7 @@ def finish(
 ) -> Announcement | None:
     """running -> `ending.status`, with the run's last events `rows` (the terminal one last),
     while `owner` holds the lease of this attempt; None (nothing written) otherwise."""
-    _move(RunStatus.RUNNING, ending.status)
+    transitions.FINISH.to(ending.status)
     values = {**ending.columns(now), "last_event_seq": rows[-1]["seq"]}
     finished = run_queue.finish(
         session,
@@ -315,7 +309,6 @@ def wait(
     `payload` renders now. The lease and the thread are given back: the thread's later runs
     still wait (the claim skips a thread with a waiting run) and the answered run takes it
     again. None (nothing written) when the lease was lost."""
-    _move(RunStatus.RUNNING, RunStatus.REQUIRES_ACTION)
     values = {**values, "last_event_seq": rows[-1]["seq"]}
     if (
         waiting_runs.park(
@@ -342,7 +335,7 @@ def answer(
     """requires_action -> queued with the caller's `answer` to wait number `wait` (stored for
     the worker that resumes the run); None when the run no longer waits on it (answered
     first by another request, cancelled, expired)."""
-    status = _move(RunStatus.REQUIRES_ACTION, RunStatus.QUEUED)
+    status = transitions.ANSWER.target
     seq = waiting_runs.requeue_answered(session, run_id=run_id, wait=wait, now=now)
     if seq is None:
         return None
@@ -359,7 +352,7 @@ def end_wait(
     """requires_action -> cancelled (the caller cancelled) or failed (`ACTION_EXPIRED`),
     counted with what the run used before its wait (`ending.usage`); None when the run
     stopped waiting first."""
-    _move(RunStatus.REQUIRES_ACTION, ending.status)
+    transitions.END_WAIT.to(ending.status)
     values = {
         **ending.columns(now),
         "cancel_requested": ending.status == RunStatus.CANCELLED,
@@ -372,7 +365,7 @@ def end_wait(
 
 def cancel_queued(session: Session, *, run: _Ended, now: datetime) -> Announcement | None:
     """queued -> cancelled; None when a worker claimed the run first."""
-    ending = Ending(_move(RunStatus.QUEUED, RunStatus.CANCELLED))
+    ending = Ending(transitions.CANCEL_QUEUED.target)
     seq = run_queue.cancel_queued(session, run_id=run.run_id, now=now)
     if seq is None:
         return None
@@ -389,7 +382,7 @@ def requeue(
 ) -> Announcement | None:
     """running -> queued: its lease expired (`expired_before`), or its worker is stopping.
     None when the run was no longer running under `owner`."""
-    status = _move(RunStatus.RUNNING, RunStatus.QUEUED)
+    status = transitions.REQUEUE.target
     found = run_queue.requeue(session, run_id=run_id, owner=owner, expired_before=expired_before)
     if found is None:
         return None
@@ -405,7 +398,7 @@ def fail_lost(session: Session, *, run: ExpiredRun, now: datetime) -> Announceme
     """running -> failed (`WORKER_LOST`): its lease expired on the last allowed attempt. What
     the lost attempts consumed is unknown: the run is counted, with no usage."""
     ending = Ending(
-        _move(RunStatus.RUNNING, RunStatus.FAILED),
+        transitions.FAIL_LOST.target,
         error_code="WORKER_LOST",
         error_message=f"the run's worker stopped responding on each of {run.attempts} attempts",
     )
@@ -485,7 +478,26 @@ def _ended(
 
 
 # --- in a request's session ---------------------------------------------------------------------
-async def cancel_in_request(session: AsyncSession, *, broker: Broker, run: Run) -> bool:
+async def cancel(session: AsyncSession, *, broker: Broker, run: Run) -> bool:
+    """A caller's cancel, in the request's transaction (announced once it commits): the move
+    `transitions.cancel_move` picks for the run's status. A queued run a worker claimed first,
+    or a waiting run answered first, is flagged for its worker instead. False when nothing
+    changed (the run finished, or was no longer running to be flagged)."""
+    move = transitions.cancel_move(RunStatus(run.status))
+    if move is None:
+        return False
+    if move is transitions.CANCEL_QUEUED and await _cancel_queued_in_request(
+        session, broker=broker, run=run
+    ):
+        return True
+    if move is transitions.END_WAIT and await _cancel_waiting_in_request(
+        session, broker=broker, run=run
+    ):
+        return True
+    return await request_cancel(session, broker=broker, run_id=run.id)
+
+
+async def _cancel_queued_in_request(session: AsyncSession, *, broker: Broker, run: Run) -> bool:
     """Cancel a queued run in the request's transaction (announced once it commits); False
     when a worker claimed it first."""
     ref = _RunRef.of(run)
@@ -506,7 +518,7 @@ async def answer_in_request(
     )
 
 
-async def cancel_waiting_in_request(session: AsyncSession, *, broker: Broker, run: Run) -> bool:
+async def _cancel_waiting_in_request(session: AsyncSession, *, broker: Broker, run: Run) -> bool:
     """Cancel a run that waits for its caller (no worker holds it) in the request's
     transaction, billed what it used before its wait; False when it stopped waiting first."""
     ref, waits = _RunRef.of(run), run.waits

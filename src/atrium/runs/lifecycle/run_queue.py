@@ -40,6 +40,15 @@ from atrium.db.models import Artifact, Run, RunAction, RunStatus, Thread, Webhoo
 from atrium.kit.time import utcnow
 from atrium.runs.events import event_store
 from atrium.runs.events.shapes import EventRow
+from atrium.runs.lifecycle.transitions import (
+    CANCEL_QUEUED,
+    CLAIM,
+    FAIL_LOST,
+    FINISH,
+    LEASED,
+    REQUEST_CANCEL,
+    REQUEUE,
+)
 
 if TYPE_CHECKING:
     from _typeshed import DataclassInstance
@@ -56,6 +65,16 @@ Shape = TypeVar("Shape", bound="DataclassInstance")
 _RUNS = cast(Table, Run.__table__)
 _THREADS = cast(Table, Thread.__table__)
 _ENDPOINTS = cast(Table, WebhookEndpoint.__table__)
+
+
+def from_states(column: Any, statuses: Sequence[RunStatus]) -> ColumnElement[bool]:
+    """`column` (a run's status) is one of `statuses`, a move's `sources`: the one condition a
+    conditional UPDATE puts on the status. An equality for one status: the statement is the
+    same as a literal's (an IN of bound values is expanded at every execution)."""
+    if len(statuses) == 1:
+        return cast(ColumnElement[bool], column == statuses[0])
+    return cast(ColumnElement[bool], column.in_(statuses))
+
 
 # The statements of every run are built once, with bound parameters, and executed with each
 # run's values: building an UPDATE and computing its cache key costs several times more CPU
@@ -87,9 +106,9 @@ _RELEASE_THREAD = (
 )
 _START_RUN = (
     update(_RUNS)
-    .where(_RUNS.c.id == bindparam("b_run_id"), _RUNS.c.status == RunStatus.QUEUED)
+    .where(_RUNS.c.id == bindparam("b_run_id"), from_states(_RUNS.c.status, CLAIM.sources))
     .values(
-        status=RunStatus.RUNNING,
+        status=CLAIM.target,
         attempts=_RUNS.c.attempts + 1,
         lease_owner=bindparam("b_owner"),
         lease_expires_at=bindparam("b_lease_expires_at"),
@@ -120,11 +139,10 @@ _HELD = and_(
     _RUNS.c.id == bindparam("b_run_id"),
     _RUNS.c.lease_owner == bindparam("b_owner"),
     _RUNS.c.attempts == bindparam("b_attempt"),
-    _RUNS.c.status == RunStatus.RUNNING,
 )
 _CHECKPOINT = (
     update(_RUNS)
-    .where(_HELD)
+    .where(_HELD, from_states(_RUNS.c.status, LEASED))
     .values(
         last_event_seq=bindparam("b_last_event_seq"),
         lease_expires_at=bindparam("b_lease_expires_at"),
@@ -159,7 +177,7 @@ def _finish_statement(columns: tuple[str, ...]) -> Any:
     values: dict[str, Any] = {name: bindparam(f"b_{name}") for name in columns}
     return (
         update(_RUNS)
-        .where(_HELD)
+        .where(_HELD, from_states(_RUNS.c.status, FINISH.sources))
         .values(lease_owner=None, lease_expires_at=None, **values)
         .returning(_RUNS.c.id, _HAS_ENDPOINTS.exists())
     )
@@ -216,7 +234,7 @@ def _claimable(limit: int, *, lock: bool) -> Any:
     )
     query = (
         select(Run.id, Run.thread_id)
-        .where(Run.status == RunStatus.QUEUED, ~blocked)
+        .where(from_states(Run.status, CLAIM.sources), ~blocked)
         .order_by(Run.created_at, Run.id)
         .limit(limit)
     )
@@ -402,7 +420,7 @@ def _checkpoints_statement(count: int) -> Any:
             _RUNS.c.id == held.c.run_id,
             _RUNS.c.lease_owner == held.c.owner,
             _RUNS.c.attempts == held.c.attempt,
-            _RUNS.c.status == RunStatus.RUNNING,
+            from_states(_RUNS.c.status, LEASED),
         )
         .values(last_event_seq=held.c.last_event_seq, lease_expires_at=held.c.lease_expires_at)
         .returning(_RUNS.c.id, _RUNS.c.cancel_requested)
@@ -441,7 +459,7 @@ def renew_leases(
         return {}
     rows = session.execute(
         update(Run)
-        .where(Run.id.in_(run_ids), Run.lease_owner == owner, Run.status == RunStatus.RUNNING)
+        .where(Run.id.in_(run_ids), Run.lease_owner == owner, from_states(Run.status, LEASED))
         .values(lease_expires_at=utcnow() + timedelta(seconds=lease_seconds))
         .returning(Run.id, Run.cancel_requested)
     )
@@ -451,7 +469,7 @@ def renew_leases(
 async def expired_runs(
     session: AsyncSession, *, now: datetime, limit: int = 100
 ) -> list[ExpiredRun]:
-    expired = [Run.status == RunStatus.RUNNING, Run.lease_expires_at < now]
+    expired = [from_states(Run.status, REQUEUE.sources), Run.lease_expires_at < now]
     return await runs_as(session, ExpiredRun, where=expired, limit=limit)
 
 
@@ -472,14 +490,18 @@ def requeue(
     """Put a running run back in the queue (its lease expired, or its worker is stopping).
     The new last event sequence number and the run's thread, or None when the run was not in
     that state."""
-    conditions = [Run.id == run_id, Run.status == RunStatus.RUNNING, Run.lease_owner == owner]
+    conditions = [
+        Run.id == run_id,
+        from_states(Run.status, REQUEUE.sources),
+        Run.lease_owner == owner,
+    ]
     if expired_before is not None:
         conditions.append(Run.lease_expires_at < expired_before)
     found = session.execute(
         update(Run)
         .where(*conditions)
         .values(
-            status=RunStatus.QUEUED,
+            status=REQUEUE.target,
             lease_owner=None,
             lease_expires_at=None,
             last_event_seq=Run.last_event_seq + 1,
@@ -508,7 +530,7 @@ def fail_expired(
     """Fail a run whose lease expired on its last allowed attempt; its final event's sequence."""
     expired = [
         Run.id == run_id,
-        Run.status == RunStatus.RUNNING,
+        from_states(Run.status, FAIL_LOST.sources),
         Run.lease_owner == owner,
         Run.lease_expires_at < now,
     ]
@@ -530,7 +552,7 @@ def thread_history(
 
 async def running_runs_of(session: AsyncSession, *, owner: str) -> list[str]:
     rows = await session.scalars(
-        select(Run.id).where(Run.lease_owner == owner, Run.status == RunStatus.RUNNING)
+        select(Run.id).where(Run.lease_owner == owner, from_states(Run.status, LEASED))
     )
     return list(rows)
 
@@ -538,17 +560,16 @@ async def running_runs_of(session: AsyncSession, *, owner: str) -> list[str]:
 def cancel_queued(session: Session, *, run_id: str, now: datetime) -> int | None:
     """Cancel a run still waiting in the queue; the sequence number of its final event, or None
     when a worker claimed it first (the conditional update is the arbiter)."""
-    cancelled = {"status": RunStatus.CANCELLED, "finished_at": now, "cancel_requested": True}
-    return event_store.update_run_for_event(
-        session, where=[Run.id == run_id, Run.status == RunStatus.QUEUED], values=cancelled
-    )
+    cancelled = {"status": CANCEL_QUEUED.target, "finished_at": now, "cancel_requested": True}
+    queued = [Run.id == run_id, from_states(Run.status, CANCEL_QUEUED.sources)]
+    return event_store.update_run_for_event(session, where=queued, values=cancelled)
 
 
 async def request_cancel(session: AsyncSession, *, run_id: str) -> bool:
     """Flag a running run; its worker stops it at the next step. False if no longer running."""
     result = await session.execute(
         update(Run)
-        .where(Run.id == run_id, Run.status == RunStatus.RUNNING)
+        .where(Run.id == run_id, from_states(Run.status, REQUEST_CANCEL.sources))
         .values(cancel_requested=True)
         .returning(Run.id)
     )

@@ -20,11 +20,14 @@ from sqlalchemy import select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm import Session
 
-from atrium.db.models import Run, RunAction, RunStatus
+from atrium.db.models import Run, RunAction
 from atrium.runs.events import event_store
 from atrium.runs.lifecycle import run_queue
+from atrium.runs.lifecycle.run_queue import from_states
+from atrium.runs.lifecycle.transitions import ANSWER, END_WAIT, WAIT
 
-REQUIRES_ACTION = RunStatus.REQUIRES_ACTION
+# The status of a run that waits for its caller.
+REQUIRES_ACTION = WAIT.target
 
 
 def park(
@@ -38,10 +41,10 @@ def park(
             Run.id == run_id,
             Run.lease_owner == owner,
             Run.attempts == attempt,
-            Run.status == RunStatus.RUNNING,
+            from_states(Run.status, WAIT.sources),
         )
         .values(
-            status=REQUIRES_ACTION,
+            status=WAIT.target,
             lease_owner=None,
             lease_expires_at=None,
             waits=Run.waits + 1,
@@ -58,12 +61,12 @@ def requeue_answered(session: Session, *, run_id: str, wait: int, now: datetime)
     it and has not expired; the sequence number of its `run.queued` event, or None."""
     answered = [
         Run.id == run_id,
-        Run.status == REQUIRES_ACTION,
+        from_states(Run.status, ANSWER.sources),
         Run.waits == wait,
         Run.action_expires_at > now,
     ]
     queued = {
-        "status": RunStatus.QUEUED,
+        "status": ANSWER.target,
         # Attempts count the tries of one stretch of running: a resumed run is not a retry
         # (no `run.restarted`, and its waits do not use up `run_max_attempts`).
         "attempts": 0,
@@ -79,9 +82,8 @@ def finish_waiting(
     """Requires_action → a terminal state (cancelled, or failed on expiry) while it still waits;
     the sequence number of its final event, or None when the run moved on first."""
     ended = {"required_action": None, "action_expires_at": None, "finished_at": now, **values}
-    return event_store.update_run_for_event(
-        session, where=[Run.id == run_id, Run.status == REQUIRES_ACTION], values=ended
-    )
+    waiting = [Run.id == run_id, from_states(Run.status, END_WAIT.sources)]
+    return event_store.update_run_for_event(session, where=waiting, values=ended)
 
 
 def add_answer(session: Session, values: dict[str, Any]) -> None:
@@ -150,5 +152,5 @@ class ExpiredWait:
 async def expired_waits(
     session: AsyncSession, *, now: datetime, limit: int = 100
 ) -> Sequence[ExpiredWait]:
-    expired = [Run.status == REQUIRES_ACTION, Run.action_expires_at <= now]
+    expired = [from_states(Run.status, END_WAIT.sources), Run.action_expires_at <= now]
     return await run_queue.runs_as(session, ExpiredWait, where=expired, limit=limit)
