@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any, cast
+from typing import Any, TypedDict, cast
 
 from sqlalchemy import Connection, Table, bindparam, delete, insert, inspect, select
 from sqlalchemy.ext.asyncio import AsyncSession
@@ -75,6 +75,21 @@ _RUN_NOT_SHOWN = frozenset(
     }
 )
 _ARTIFACT_NOT_SHOWN = frozenset({"content"})
+
+
+class ArtifactRow(TypedDict):
+    """The values of one `artifacts` row (a plain dict: it goes to the INSERT as it is)."""
+
+    id: str
+    run_id: str
+    thread_id: str
+    account_id: int
+    name: str
+    mime_type: str
+    size_bytes: int
+    sha256: str
+    content: bytes
+    created_at: datetime
 
 
 @dataclass(frozen=True, slots=True)
@@ -291,7 +306,7 @@ def insert_run(
     event_store.insert_events(session, [event])
 
 
-def put_artifact(session: Session, values: dict[str, Any]) -> None:
+def put_artifact(session: Session, values: ArtifactRow) -> None:
     """Store an artifact; a second write of the same name in the run replaces the first."""
     conn = session.connection()
     conn.execute(_DELETE_ARTIFACT, {"b_run_id": values["run_id"], "b_name": values["name"]})

@@ -24,10 +24,9 @@ from atrium.db.batcher import WriteBatcher
 from atrium.db.engine import Database
 from atrium.db.models import EventKind, Run, RunStatus
 from atrium.kit.time import isoformat, utcnow
-from atrium.runs import lifecycle
 from atrium.runs.api.presenters import run_out
 from atrium.runs.events.broker import Broker
-from atrium.runs.lifecycle import Announcement, ClaimedRun, Ending, Usage, waiting_runs
+from atrium.runs.lifecycle import Announcement, ClaimedRun, Ending, Usage, waiting_runs, writes
 from atrium.runtime.billing import credits_micro
 from atrium.runtime.deferred import Resume
 from atrium.runtime.executor import RunOutcome
@@ -101,8 +100,8 @@ async def park(
             output_tokens=outcome.output_tokens,
         ),
     }
-    wait = functools.partial(
-        lifecycle.wait,
+    return await writes.park(
+        batcher,
         run=claim,
         owner=owner,
         values=values,
@@ -110,7 +109,6 @@ async def park(
         payload=functools.partial(_payload, settings, claim.run_id),
         now=now,
     )
-    return await batcher.write_sync(wait)
 
 
 async def expire_waits(*, db: Database, broker: Broker, settings: Settings) -> int:
@@ -127,15 +125,7 @@ async def expire_waits(*, db: Database, broker: Broker, settings: Settings) -> i
             error_message="the run's required action was not answered within "
             f"{settings.run_action_timeout_seconds:g} s",
         )
-        announcement = await db.write_sync(
-            functools.partial(
-                lifecycle.end_wait,
-                run=run,
-                ending=ending,
-                waits=run.waits,
-                now=now,
-            )
-        )
+        announcement = await writes.expire_wait(db, run=run, ending=ending, now=now)
         if announcement is None:
             continue  # answered or cancelled meanwhile
         failed += 1

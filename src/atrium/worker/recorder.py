@@ -80,7 +80,7 @@ class RunRecorder:
 
     async def write_artifact(self, *, name: str, content: bytes, mime_type: str) -> None:
         now = utcnow()
-        values = {
+        values: repository.ArtifactRow = {
             "id": new_id("art"),
             "run_id": self.claim.run_id,
             "thread_id": self.claim.thread_id,
@@ -92,7 +92,12 @@ class RunRecorder:
             "content": content,
             "created_at": now,
         }
-        announced = {key: values[key] for key in ("name", "mime_type", "size_bytes", "sha256")}
+        announced = {
+            "name": name,
+            "mime_type": mime_type,
+            "size_bytes": values["size_bytes"],
+            "sha256": values["sha256"],
+        }
         self._pending.append(
             self._row(EventKind.ARTIFACT_CREATED, {"artifact_id": values["id"], **announced})
         )
@@ -158,7 +163,7 @@ class RunRecorder:
             self._start_flush()
 
     async def _flush(
-        self, artifact: dict[str, Any] | None = None, *, required: bool = False
+        self, artifact: repository.ArtifactRow | None = None, *, required: bool = False
     ) -> None:
         """Write the pending events (and `artifact`) after any flush in flight; raises if the
         artifact, or the events when `required`, could not be written."""
@@ -174,7 +179,7 @@ class RunRecorder:
             await asyncio.wait([self._inflight])  # neither raises its error nor cancels it
 
     def _start_flush(
-        self, artifact: dict[str, Any] | None = None, *, required: bool = False
+        self, artifact: repository.ArtifactRow | None = None, *, required: bool = False
     ) -> asyncio.Future[None]:
         """Queue the pending events (and `artifact`) for the write batcher now; the future is
         done once the outcome is handled, failed with the write's error when `required`.
@@ -226,7 +231,7 @@ class RunRecorder:
         written: asyncio.Future[bool | None],
         *,
         rows: list[EventRow],
-        artifact: dict[str, Any] | None,
+        artifact: repository.ArtifactRow | None,
         required: bool,
         handled: asyncio.Future[None],
     ) -> None:

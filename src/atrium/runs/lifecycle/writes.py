@@ -11,14 +11,19 @@ they were made.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from datetime import datetime
+from typing import Any
+
+from sqlalchemy.orm import Session
 
 from atrium.db.batcher import WriteBatcher
 from atrium.db.engine import Database
+from atrium.runs.events.shapes import EventRow
 from atrium.runs.lifecycle import moves, run_queue
-from atrium.runs.lifecycle.moves import Announcement, ClaimedRun
+from atrium.runs.lifecycle.moves import Announcement, ClaimedRun, Ending
 from atrium.runs.lifecycle.run_queue import ExpiredRun
+from atrium.runs.lifecycle.waiting_runs import ExpiredWait
 from atrium.runs.repository import NewRun, NewThread
 
 
@@ -67,3 +72,30 @@ async def requeue(
 async def fail_lost(db: Database, *, run: ExpiredRun, now: datetime) -> Announcement | None:
     """Own transaction: a run lost on its last attempt, failed (`moves.fail_lost`)."""
     return await db.write_sync(lambda session: moves.fail_lost(session, run=run, now=now))
+
+
+async def park(
+    writer: WriteBatcher,
+    *,
+    run: ClaimedRun,
+    owner: str,
+    values: dict[str, Any],
+    rows: list[EventRow],
+    payload: Callable[[Session], str],
+    now: datetime,
+) -> Announcement | None:
+    """Batcher: the run waits for its caller (`moves.wait`)."""
+    return await writer.write_sync(
+        lambda session: moves.wait(
+            session, run=run, owner=owner, values=values, rows=rows, payload=payload, now=now
+        )
+    )
+
+
+async def expire_wait(
+    db: Database, *, run: ExpiredWait, ending: Ending, now: datetime
+) -> Announcement | None:
+    """Own transaction: a wait nobody answered in time, ended (`moves.end_wait`)."""
+    return await db.write_sync(
+        lambda session: moves.end_wait(session, run=run, ending=ending, waits=run.waits, now=now)
+    )
