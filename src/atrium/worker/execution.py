@@ -7,15 +7,13 @@ run meanwhile, nothing of it is written, so a re-executed run is counted once.
 
 from __future__ import annotations
 
-import functools
 import logging
 
 from atrium.db.models import RunStatus
 from atrium.kit.time import utcnow
 from atrium.providers.targets import ProviderTarget, ProviderUnavailable, target_of
-from atrium.runs import lifecycle
 from atrium.runs.events import event_store
-from atrium.runs.lifecycle import Ending, Usage
+from atrium.runs.lifecycle import Ending, Usage, writes
 from atrium.runs.lifecycle.transitions import after_execution
 from atrium.runtime.billing import credits_micro
 from atrium.runtime.cancellation import RunCancellation
@@ -131,15 +129,14 @@ class RunExecution:
             messages=outcome.messages,
         )
         rows = self.recorder.terminal_rows(*ending.event())
-        finish = functools.partial(
-            lifecycle.finish,
+        announcement = await writes.finish(
+            self.recorder.batcher,
             run=claim,
             owner=self.recorder.owner,
             ending=ending,
             rows=rows,
             now=utcnow(),
         )
-        announcement = await self.recorder.batcher.write_sync(finish)
         if announcement is None:
             self.recorder.lost = True
             return

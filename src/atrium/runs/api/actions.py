@@ -9,7 +9,6 @@ out of a wait (an answer, a cancel, the expiry sweep of the workers) are transit
 
 from __future__ import annotations
 
-import functools
 import hashlib
 import json
 from dataclasses import dataclass
@@ -140,16 +139,14 @@ async def submit_actions(
     key = _checked_key(idempotency_key)
     request_hash = _request_hash(_checked_depth(data))
     if key is not None:
-        earlier = await session.run_sync(
-            functools.partial(waiting_runs.answer_by_key, run_id=run.id, key=key)
-        )
+        earlier = await waiting_runs.answer_by_key(session, run_id=run.id, key=key)
         if earlier is not None:
             return _replay(run, earlier.request_hash, request_hash)
     now = utcnow()
     pending = list((run.required_action or {}).get("tool_calls") or [])
     if run.status != RunStatus.REQUIRES_ACTION:
         raise _not_waiting(run, now)
-    answer = {
+    answer: waiting_runs.AnswerRow = {
         "run_id": run.id,
         "wait": run.waits,
         "tool_calls": pending,
@@ -163,9 +160,7 @@ async def submit_actions(
     )
     if not answered:
         if key is not None:  # a request with this key committed while this one waited
-            earlier = await session.run_sync(
-                functools.partial(waiting_runs.answer_by_key, run_id=run.id, key=key)
-            )
+            earlier = await waiting_runs.answer_by_key(session, run_id=run.id, key=key)
             if earlier is not None:
                 return _replay(run, earlier.request_hash, request_hash)
         await session.refresh(run)

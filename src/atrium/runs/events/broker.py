@@ -19,6 +19,8 @@ from typing import Any
 
 from redis.asyncio import Redis
 
+from atrium.runs.events.shapes import EventMessage
+
 log = logging.getLogger("atrium.runs.events.broker")
 _QUEUE_SIZE = 256
 
@@ -28,12 +30,12 @@ class Subscription:
     """The live events of one run for one reader; `overflowed` means some were dropped."""
 
     run_id: str
-    queue: asyncio.Queue[dict[str, Any]] = field(
+    queue: asyncio.Queue[EventMessage] = field(
         default_factory=lambda: asyncio.Queue(maxsize=_QUEUE_SIZE)
     )
     overflowed: bool = False
 
-    def deliver(self, event: dict[str, Any]) -> None:
+    def deliver(self, event: EventMessage) -> None:
         try:
             self.queue.put_nowait(event)
         except asyncio.QueueFull:
@@ -73,7 +75,7 @@ class Broker:
     def on_cancel(self, listener: Callable[[str], None]) -> None:
         self._cancel_listeners.append(listener)
 
-    def publish_events(self, run_id: str, events: list[dict[str, Any]]) -> None:
+    def publish_events(self, run_id: str, events: list[EventMessage]) -> None:
         """Hand committed events to this process's readers (and to other processes)."""
         self._deliver_events(run_id, events)
 
@@ -85,7 +87,7 @@ class Broker:
         """Ask whichever worker executes `run_id` to stop it now rather than at its next check."""
         self._deliver_cancel(run_id)
 
-    def _deliver_events(self, run_id: str, events: list[dict[str, Any]]) -> None:
+    def _deliver_events(self, run_id: str, events: list[EventMessage]) -> None:
         for subscription in list(self._subscriptions.get(run_id, ())):
             for event in events:
                 subscription.deliver(event)
@@ -127,7 +129,7 @@ class RedisBroker(Broker):
         if self._pending:
             await asyncio.gather(*self._pending, return_exceptions=True)
 
-    def publish_events(self, run_id: str, events: list[dict[str, Any]]) -> None:
+    def publish_events(self, run_id: str, events: list[EventMessage]) -> None:
         super().publish_events(run_id, events)
         self._send({"t": "events", "run_id": run_id, "events": events})
 

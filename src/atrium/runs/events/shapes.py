@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any, TypedDict
+from typing import Any, NotRequired, TypedDict
 
 from sqlalchemy import Row
 
@@ -22,6 +22,18 @@ class EventRow(TypedDict):
     created_at: datetime
 
 
+class EventMessage(TypedDict):
+    """What a reader receives, live or replayed: an SSE event's `id` (the run's sequence
+    number; none on a stream's closing error, which is no event of the run), `event` and
+    `data`. `_frame` is its SSE frame once encoded (`stream.sse_frame`): a live message is
+    shared by every stream of its run."""
+
+    id: NotRequired[int]
+    event: str
+    data: dict[str, Any]
+    _frame: NotRequired[bytes]
+
+
 def event_row(
     run_id: str, seq: int, kind: str, payload: dict[str, Any], created_at: datetime
 ) -> EventRow:
@@ -29,7 +41,7 @@ def event_row(
     return {"run_id": run_id, "seq": seq, "kind": kind, "data": payload, "created_at": created_at}
 
 
-def event_message(row: EventRow) -> dict[str, Any]:
+def event_message(row: EventRow) -> EventMessage:
     """`{"id", "event", "data"}`: what a reader receives, live or replayed."""
     return {
         "id": row["seq"],
@@ -43,7 +55,7 @@ def event_message(row: EventRow) -> dict[str, Any]:
     }
 
 
-def stored_event_message(event: RunEvent | Row[*tuple[Any, ...]]) -> dict[str, Any]:
+def stored_event_message(event: RunEvent | Row[*tuple[Any, ...]]) -> EventMessage:
     return event_message(
         {
             "run_id": event.run_id,

@@ -17,7 +17,6 @@ from __future__ import annotations
 import asyncio
 import json
 from collections.abc import AsyncIterator, Awaitable, Callable
-from typing import Any
 
 from sse_starlette import EventSourceResponse
 from starlette.types import Message, Send
@@ -28,6 +27,7 @@ from atrium.errors import Unauthorized, error_body
 from atrium.runs import events
 from atrium.runs.events import event_store
 from atrium.runs.events.broker import Broker, Subscription
+from atrium.runs.events.shapes import EventMessage
 
 _REPLAY_BATCH = 500
 
@@ -60,7 +60,7 @@ class RunEventStream:
         self._recheck_seconds = recheck_seconds
         self._poll_at = self._check_at = 0.0  # loop times, set when iteration starts
 
-    async def __aiter__(self) -> AsyncIterator[dict[str, Any]]:
+    async def __aiter__(self) -> AsyncIterator[EventMessage]:
         now = asyncio.get_running_loop().time()
         self._check_at = now + self._recheck_seconds
         self._poll_at = now + self.poll_seconds
@@ -85,7 +85,7 @@ class RunEventStream:
         self._check_at = now + self._recheck_seconds
         return await self._still_authorized()
 
-    async def _next(self, subscription: Subscription) -> list[dict[str, Any]]:
+    async def _next(self, subscription: Subscription) -> list[EventMessage]:
         loop = asyncio.get_running_loop()
         wake_at = self._poll_at
         if self._still_authorized is not None:
@@ -118,14 +118,14 @@ class RunEventStream:
         wait = self.poll_seconds * 2 ** min(self._quiet_polls, 4)
         self._poll_at = asyncio.get_running_loop().time() + wait
 
-    def _accept(self, message: dict[str, Any]) -> dict[str, Any]:
+    def _accept(self, message: EventMessage) -> EventMessage:
         self.last_seq = int(message["id"])
         if message["event"] in TERMINAL_KINDS:
             self.finished = True
         return message
 
-    async def _replay(self) -> list[dict[str, Any]]:
-        replayed: list[dict[str, Any]] = []
+    async def _replay(self) -> list[EventMessage]:
+        replayed: list[EventMessage] = []
         while not self.finished:
             rows = await event_store.replay_batch(
                 self.db, run_id=self.run_id, after_seq=self.last_seq, limit=_REPLAY_BATCH
@@ -136,7 +136,7 @@ class RunEventStream:
         return replayed
 
 
-def access_ended_message() -> dict[str, Any]:
+def access_ended_message() -> EventMessage:
     """The last message of a stream whose key is no longer valid: an `error` event whose data
     is the one error body (`UNAUTHORIZED`). It has no id: it is not an event of the run, and a
     client resuming after it must not skip one."""
@@ -147,7 +147,7 @@ def access_ended_message() -> dict[str, Any]:
     return {"event": "error", "data": body}
 
 
-def sse_frame(message: dict[str, Any]) -> bytes:
+def sse_frame(message: EventMessage) -> bytes:
     """The SSE frame of an event: `id:`, `event:` and JSON `data:` lines, as sse-starlette
     writes them (CRLF line ends).
 

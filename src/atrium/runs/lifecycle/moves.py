@@ -43,12 +43,12 @@ from atrium.runs.events.broker import Broker
 from atrium.runs.events.shapes import EventRow
 from atrium.runs.lifecycle import run_queue, transitions, waiting_runs
 from atrium.runs.lifecycle.run_queue import ExpiredRun
+from atrium.runs.lifecycle.waiting_runs import AnswerRow
 from atrium.runs.repository import NewRun, NewThread
 from atrium.webhooks import outbox
 
 log = logging.getLogger("atrium.runs")
 _AFTER_COMMIT = "atrium_after_commit"
-Row = dict[str, Any]
 
 
 class _Counted(Protocol):
@@ -330,7 +330,7 @@ def wait(
 
 
 def answer(
-    session: Session, *, run_id: str, wait: int, answer: Row, now: datetime
+    session: Session, *, run_id: str, wait: int, answer: AnswerRow, now: datetime
 ) -> Announcement | None:
     """requires_action -> queued with the caller's `answer` to wait number `wait` (stored for
     the worker that resumes the run); None when the run no longer waits on it (answered
@@ -507,7 +507,7 @@ async def _cancel_queued_in_request(session: AsyncSession, *, broker: Broker, ru
 
 
 async def answer_in_request(
-    session: AsyncSession, *, broker: Broker, run_id: str, wait: int, answer_row: Row
+    session: AsyncSession, *, broker: Broker, run_id: str, wait: int, answer_row: AnswerRow
 ) -> bool:
     """`answer` in the request's transaction (announced once it commits); False when the run
     no longer waits on wait number `wait`."""

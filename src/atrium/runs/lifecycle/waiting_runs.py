@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
+from typing import Any, TypedDict
 
 from sqlalchemy import select, update
 from sqlalchemy.ext.asyncio import AsyncSession
@@ -86,15 +86,27 @@ def finish_waiting(
     return event_store.update_run_for_event(session, where=waiting, values=ended)
 
 
-def add_answer(session: Session, values: dict[str, Any]) -> None:
+class AnswerRow(TypedDict):
+    """A caller's answer to a run's wait number `wait`: one `run_actions` row."""
+
+    run_id: str
+    wait: int
+    tool_calls: list[dict[str, Any]]
+    answers: dict[str, Any]
+    idempotency_key: str | None
+    request_hash: str
+    created_at: datetime
+
+
+def add_answer(session: Session, values: AnswerRow) -> None:
     session.add(RunAction(**values))
 
 
-def answer_by_key(session: Session, *, run_id: str, key: str) -> RunAction | None:
-    found: RunAction | None = session.scalar(
+async def answer_by_key(session: AsyncSession, *, run_id: str, key: str) -> RunAction | None:
+    """The run's answer sent with this Idempotency-Key (in the request's session)."""
+    return await session.scalar(
         select(RunAction).where(RunAction.run_id == run_id, RunAction.idempotency_key == key)
     )
-    return found
 
 
 @dataclass(frozen=True, slots=True)

@@ -99,3 +99,20 @@ async def expire_wait(
     return await db.write_sync(
         lambda session: moves.end_wait(session, run=run, ending=ending, waits=run.waits, now=now)
     )
+
+
+async def finish(
+    writer: WriteBatcher,
+    *,
+    run: ClaimedRun,
+    owner: str,
+    ending: Ending,
+    rows: list[EventRow],
+    now: datetime,
+) -> Announcement | None:
+    """Batcher: the run ended as `ending` says, while `owner` holds its lease (`moves.finish`)."""
+    return await writer.write_sync(
+        lambda session: moves.finish(
+            session, run=run, owner=owner, ending=ending, rows=rows, now=now
+        )
+    )
