@@ -8,14 +8,11 @@ model of each tool. Its tools are `t0`, `t1`, … (each about `tool_bytes` of JS
 
 from __future__ import annotations
 
-import asyncio
 import json
 from collections.abc import Awaitable, Callable, MutableMapping
 from typing import Any
 
-import uvicorn
-
-from tests.processes import free_port
+from tests.loopback import LoopbackServer
 
 Scope = MutableMapping[str, Any]
 Receive = Callable[[], Awaitable[MutableMapping[str, Any]]]
@@ -41,20 +38,8 @@ class BulkyMcpServer:
         self._result = json.dumps(
             {"content": [{"type": "text", "text": "r" * result_bytes}], "isError": False}
         )
-        self.port = free_port()
-        self.url = f"http://127.0.0.1:{self.port}/mcp"
-        config = uvicorn.Config(
-            self._app,
-            host="127.0.0.1",
-            port=self.port,
-            log_level="warning",
-            ws="none",
-            lifespan="off",
-            interface="asgi3",
-            timeout_graceful_shutdown=1,
-        )
-        self._server = uvicorn.Server(config)
-        self._task: asyncio.Task[None] | None = None
+        self._served = LoopbackServer(self._app, path="/mcp", lifespan="off", interface="asgi3")
+        self.port, self.url = self._served.port, self._served.url
 
     def _answer(self, method: str, params: dict[str, Any]) -> str:
         if method == "initialize":
@@ -99,15 +84,11 @@ class BulkyMcpServer:
             await _respond(send, 200, payload.encode(), "application/json")
 
     async def __aenter__(self) -> BulkyMcpServer:
-        self._task = asyncio.create_task(self._server.serve())
-        while not self._server.started:  # noqa: ASYNC110 - uvicorn offers no event to wait on
-            await asyncio.sleep(0.01)
+        await self._served.__aenter__()
         return self
 
     async def __aexit__(self, *_: object) -> None:
-        self._server.should_exit = True
-        if self._task is not None:
-            await self._task
+        await self._served.__aexit__()
 
 
 async def _respond(send: Send, status: int, body: bytes, content_type: str) -> None:

@@ -21,13 +21,12 @@ import time
 from collections.abc import AsyncIterator
 from typing import Any
 
-import uvicorn
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
-from tests.processes import free_port
+from tests.loopback import LoopbackServer
 
 ANSWER = "The artifact is written; here is the final answer."
 
@@ -51,27 +50,23 @@ class ChatServer:
         self.pause = pause
         self.call_id = call_id
         self._release = asyncio.Event()
-        self.port = port or free_port()
-        self.base_url = f"http://127.0.0.1:{self.port}/v1"
         app = Starlette(routes=[Route("/v1/chat/completions", self._chat, methods=["POST"])])
-        config = uvicorn.Config(
-            app, host="127.0.0.1", port=self.port, log_level="warning", lifespan="off", ws="none"
-        )
-        self._server = uvicorn.Server(config)
-        self._task: asyncio.Task[None] | None = None
+        # A stalled request's client may be gone (killed): the server drops it at the end.
+        self._served = LoopbackServer(app, path="/v1", port=port, lifespan="off", force_exit=True)
+        self.port, self.base_url = self._served.port, self._served.url
 
     async def __aenter__(self) -> ChatServer:
-        self._task = asyncio.create_task(self._server.serve())
-        while not self._server.started:  # noqa: ASYNC110 - uvicorn offers no event to wait on
-            await asyncio.sleep(0.01)
+        await self._served.__aenter__()
         return self
 
     async def __aexit__(self, *_: object) -> None:
         self._release.set()
-        self._server.should_exit = True
-        self._server.force_exit = True  # a stalled request's client may be gone (killed)
-        if self._task is not None:
-            await self._task
+        await self._served.__aexit__()
+
+    @property
+    def connections(self) -> int:
+        """How many client connections are open now."""
+        return self._served.connections
 
     async def _chat(self, request: Request) -> Response:
         body = await request.json()

@@ -5,16 +5,13 @@ that backtracks for seconds in Python's `re` against the structured content it r
 
 from __future__ import annotations
 
-import threading
-import time
 from typing import Any
 
 import mcp.types as mt
-import uvicorn
 from fastmcp import FastMCP
 from fastmcp.tools.tool import ToolResult
 
-from tests.processes import free_port
+from tests.loopback import LoopbackServer
 
 CATASTROPHIC = "^(a+)+$"
 # 27 characters: 2.3 s for Python's `re` to refuse (calibration 14 ms).
@@ -66,26 +63,14 @@ class HostileMcpServer:
     """`with HostileMcpServer(fetched_from) as server:` serves at `server.url`."""
 
     def __init__(self, fetched_from: str) -> None:
-        self.port = free_port()
-        self.url = f"http://127.0.0.1:{self.port}/mcp"
         app = _server(fetched_from).http_app(path="/mcp", stateless_http=True)
-        config = uvicorn.Config(
-            app,
-            host="127.0.0.1",
-            port=self.port,
-            log_level="warning",
-            ws="none",
-            timeout_graceful_shutdown=1,
-        )
-        self._server = uvicorn.Server(config)
-        self._thread = threading.Thread(target=self._server.run, daemon=True)
+        # In a thread of its own: it answers while a run's check blocks the test's loop.
+        self._served = LoopbackServer(app, path="/mcp")
+        self.port, self.url = self._served.port, self._served.url
 
     def __enter__(self) -> HostileMcpServer:
-        self._thread.start()
-        while not self._server.started:
-            time.sleep(0.01)
+        self._served.__enter__()
         return self
 
     def __exit__(self, *_: object) -> None:
-        self._server.should_exit = True
-        self._thread.join(timeout=5)
+        self._served.__exit__()

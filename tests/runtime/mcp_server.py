@@ -17,14 +17,13 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import mcp.types as mt
-import uvicorn
 from fastmcp import FastMCP
 from fastmcp.exceptions import ToolError
 from fastmcp.server.dependencies import get_http_headers
 from fastmcp.server.middleware import CallNext, Middleware, MiddlewareContext
 from fastmcp.tools.tool import ToolResult
 
-from tests.processes import free_port
+from tests.loopback import LoopbackServer
 
 
 @dataclass
@@ -110,31 +109,16 @@ class McpTestServer:
 
     def __init__(self) -> None:
         self.seen = Seen()
-        self.port = free_port()
-        self.url = f"http://127.0.0.1:{self.port}/mcp"
         app = _server(self.seen).http_app(path="/mcp", stateless_http=True)
-        # A sleeping tool's request may still be open at the end: wait for it a moment only.
-        config = uvicorn.Config(
-            app,
-            host="127.0.0.1",
-            port=self.port,
-            log_level="warning",
-            ws="none",
-            timeout_graceful_shutdown=1,
-        )
-        self._server = uvicorn.Server(config)
-        self._task: asyncio.Task[None] | None = None
+        self._served = LoopbackServer(app, path="/mcp")
+        self.port, self.url = self._served.port, self._served.url
 
     async def __aenter__(self) -> McpTestServer:
-        self._task = asyncio.create_task(self._server.serve())
-        while not self._server.started:  # noqa: ASYNC110 - uvicorn offers no event to wait on
-            await asyncio.sleep(0.01)
+        await self._served.__aenter__()
         return self
 
     async def __aexit__(self, *_: object) -> None:
-        self._server.should_exit = True
-        if self._task is not None:
-            await self._task
+        await self._served.__aexit__()
 
 
 @asynccontextmanager

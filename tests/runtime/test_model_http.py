@@ -59,7 +59,7 @@ async def test_streamed_answers_read_to_their_end_reuse_one_connection() -> None
         client = _client(server.base_url)
         async with client:
             assert [await _answer(client) for _ in range(3)] == [ANSWER] * 3
-            assert len(server._server.server_state.connections) == 1
+            assert server.connections == 1
         assert len(server.requests) == 3
 
 
@@ -74,10 +74,10 @@ async def test_a_stream_left_early_closes_its_connection() -> None:
                 async for _ in stream:
                     break  # the caller leaves after the first chunk
             for _ in range(100):  # the server sees the close a moment later
-                if not server._server.server_state.connections:
+                if not server.connections:
                     break
                 await asyncio.sleep(0.01)
-            assert not server._server.server_state.connections
+            assert not server.connections
             assert await _answer(client) == ANSWER  # a new connection serves the next
 
 

@@ -9,10 +9,9 @@ from __future__ import annotations
 
 import asyncio
 
-import uvicorn
 from fastmcp import FastMCP
 
-from tests.processes import free_port
+from tests.loopback import LoopbackServer
 
 
 class ChargingMcpServer:
@@ -21,8 +20,6 @@ class ChargingMcpServer:
     def __init__(self) -> None:
         self.charges = 0
         self.released = asyncio.Event()
-        self.port = free_port()
-        self.url = f"http://127.0.0.1:{self.port}/mcp"
         server = FastMCP("atrium-test-charges")
 
         @server.tool
@@ -32,30 +29,19 @@ class ChargingMcpServer:
             await self.released.wait()
             return f"charged {amount}"
 
-        app = server.http_app(path="/mcp", stateless_http=True)
-        # The call of a killed worker is still held when the test ends: wait for it a moment.
-        config = uvicorn.Config(
-            app,
-            host="127.0.0.1",
-            port=self.port,
-            log_level="warning",
-            ws="none",
-            timeout_graceful_shutdown=1,
+        # The call of a killed worker is still held when the test ends: waited for a moment.
+        self._served = LoopbackServer(
+            server.http_app(path="/mcp", stateless_http=True), path="/mcp"
         )
-        self._server = uvicorn.Server(config)
-        self._task: asyncio.Task[None] | None = None
+        self.port, self.url = self._served.port, self._served.url
 
     async def __aenter__(self) -> ChargingMcpServer:
-        self._task = asyncio.create_task(self._server.serve())
-        while not self._server.started:  # noqa: ASYNC110 - uvicorn offers no event to wait on
-            await asyncio.sleep(0.01)
+        await self._served.__aenter__()
         return self
 
     async def __aexit__(self, *_: object) -> None:
         self.released.set()
-        self._server.should_exit = True
-        if self._task is not None:
-            await self._task
+        await self._served.__aexit__()
 
     async def charged(self, count: int, *, within: float = 30.0) -> None:
         """Until `count` charges reached the server."""
