@@ -11,6 +11,7 @@ from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from atrium.agents.config import AGENT_ID_PATTERN
+from atrium.db.engine import Database
 from atrium.db.models import Agent
 from atrium.db.models.agent import DEFAULT_AGENT_PREDICATE
 from atrium.kit.time import utcnow
@@ -30,17 +31,21 @@ _RUN_AGENT_NAMED = _LIVE_AGENT_OF_ACCOUNT.where(Agent.id == bindparam("b_agent_i
 _RUN_AGENT_DEFAULT = _LIVE_AGENT_OF_ACCOUNT.where(Agent.is_default)
 
 
-def run_agent(conn: Connection, *, account_id: int, agent_id: str | None) -> AgentForRun | None:
+async def run_agent(db: Database, *, account_id: int, agent_id: str | None) -> AgentForRun | None:
     """Id and config of the agent a new run uses: the named one unless deleted, else the
-    account's default. Synchronous (`Database.point_read`): runs on every run creation."""
-    if agent_id is None:
-        row = conn.execute(_RUN_AGENT_DEFAULT, {"b_account_id": account_id}).first()
-    elif AGENT_ID_PATTERN.match(agent_id):
-        params = {"b_account_id": account_id, "b_agent_id": agent_id}
-        row = conn.execute(_RUN_AGENT_NAMED, params).first()
-    else:
+    account's default. A point read (`Database.point_read`): runs on every run creation."""
+    if agent_id is not None and not AGENT_ID_PATTERN.match(agent_id):
         return None
-    return None if row is None else AgentForRun(id=row.id, config=dict(row.config))
+
+    def read(conn: Connection) -> AgentForRun | None:
+        if agent_id is None:
+            row = conn.execute(_RUN_AGENT_DEFAULT, {"b_account_id": account_id}).first()
+        else:
+            params = {"b_account_id": account_id, "b_agent_id": agent_id}
+            row = conn.execute(_RUN_AGENT_NAMED, params).first()
+        return None if row is None else AgentForRun(id=row.id, config=dict(row.config))
+
+    return await db.point_read(read)
 
 
 async def get_live(session: AsyncSession, *, account_id: int, agent_id: str) -> Agent | None:

@@ -10,6 +10,7 @@ from typing import Final, cast
 from sqlalchemy import Connection, Table, bindparam, func, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from atrium.db.engine import Database
 from atrium.db.models import Provider
 from atrium.settings import PROVIDER_NAME
 
@@ -89,10 +90,14 @@ _NAMED = select(
 )
 
 
-def names_of_account(conn: Connection, *, account_id: int) -> list[str]:
-    """Point read (`Database.point_read`): the names of the account's providers."""
-    rows = conn.execute(_NAMES_OF_ACCOUNT, {"b_account_id": account_id})
-    return [row.name for row in rows]
+async def names_of_account(db: Database, *, account_id: int) -> list[str]:
+    """The names of the account's providers: a point read (`Database.point_read`)."""
+
+    def read(conn: Connection) -> list[str]:
+        rows = conn.execute(_NAMES_OF_ACCOUNT, {"b_account_id": account_id})
+        return [row.name for row in rows]
+
+    return await db.point_read(read)
 
 
 def named(conn: Connection, *, account_id: int, name: str) -> StoredProvider | None:

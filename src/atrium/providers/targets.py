@@ -67,9 +67,7 @@ async def target_of(
         )
     if settings.llm_base_url:
         return None
-    names = await db.point_read(
-        functools.partial(repository.names_of_account, account_id=account_id)
-    )
+    names = await repository.names_of_account(db, account_id=account_id)
     raise ProviderUnavailable(f"{model}: {unknown_provider(name, {*names, *settings.providers})}")
 
 

@@ -283,8 +283,7 @@ async def _checked_create(
         await models.require(
             data.config.model,
             account_providers=functools.partial(
-                db.point_read,
-                functools.partial(providers_repository.names_of_account, account_id=account_id),
+                providers_repository.names_of_account, db, account_id=account_id
             ),
         )
     key = _checked_idempotency_key(key)
@@ -345,9 +344,7 @@ async def _agent_for_run(
     db: Database, *, account_id: int, agent_id: str | None, default_model: str
 ) -> AgentForRun:
     """Point read: the agent the run uses (the account's default one when none is named)."""
-    agent = await db.point_read(
-        functools.partial(agents_repository.run_agent, account_id=account_id, agent_id=agent_id)
-    )
+    agent = await agents_repository.run_agent(db, account_id=account_id, agent_id=agent_id)
     if agent is not None:
         return agent
     if agent_id is not None:
