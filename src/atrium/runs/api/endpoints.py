@@ -62,6 +62,10 @@ async def get_writer(request: Request) -> WriteBatcher:
 
 
 WriterDep = Annotated[WriteBatcher, Depends(get_writer)]
+# A create and an answer both replay their first response when the key comes again.
+IdempotencyKeyHeader = Annotated[
+    str | None, Header(alias="Idempotency-Key", json_schema_extra=IDEMPOTENCY_KEY)
+]
 _RUN_RESPONSE = {"response_model": RunOut, "response_model_exclude_unset": True}
 _RUN_NOT_FOUND = error_responses(RunNotFound)
 
@@ -83,9 +87,7 @@ async def create_run(
     settings: SettingsDep,
     models: ModelCheckDep,
     broker: BrokerDep,
-    idempotency_key: Annotated[
-        str | None, Header(alias="Idempotency-Key", json_schema_extra=IDEMPOTENCY_KEY)
-    ] = None,
+    idempotency_key: IdempotencyKeyHeader = None,
 ) -> RunOut:
     """Queue a run of `prompt` by an agent (default: the account's default agent), in a new
     thread or in `thread_id`. The response carries the URLs to poll and stream. With an
@@ -188,9 +190,7 @@ async def submit_actions(
     principal: CurrentPrincipal,
     settings: SettingsDep,
     broker: BrokerDep,
-    idempotency_key: Annotated[
-        str | None, Header(alias="Idempotency-Key", json_schema_extra=IDEMPOTENCY_KEY)
-    ] = None,
+    idempotency_key: IdempotencyKeyHeader = None,
 ) -> RunOut:
     """Answer a `requires_action` run: an output for each pending function call in
     `tool_outputs`, an approval or denial for each approval call in `approvals`, all at once.
