@@ -9,12 +9,14 @@ from atrium.db.models.run import (
     TERMINAL_KINDS,
     TERMINAL_STATUSES,
     Artifact,
+    CancelReason,
     EventKind,
     Run,
     RunAction,
     RunEvent,
     RunStatus,
     Thread,
+    ThreadSummary,
 )
 from atrium.db.models.space import Space
 from atrium.db.models.usage import AgentUsageDaily
@@ -29,6 +31,7 @@ __all__ = [
     "AgentUsageDaily",
     "ApiKey",
     "Artifact",
+    "CancelReason",
     "Domain",
     "DomainCount",
     "EventKind",
@@ -39,6 +42,7 @@ __all__ = [
     "RunStatus",
     "Space",
     "Thread",
+    "ThreadSummary",
     "WebhookDelivery",
     "WebhookEndpoint",
 ]

@@ -23,6 +23,17 @@ from atrium.db.base import Base, TimestampMixin
 from atrium.kit.time import utcnow
 
 
+class CancelReason(StrEnum):
+    """Why a run's cancel was asked (`runs.cancel_reason`)."""
+
+    CLIENT = "client"
+    # A later prompt of the thread (`if_busy`): the run's messages so far stay in the history.
+    INTERRUPT = "interrupt"
+    # A later prompt of the thread (`if_busy`): the run is dropped from the history.
+    ROLLBACK = "rollback"
+    THREAD_DELETED = "thread_deleted"
+
+
 class RunStatus(StrEnum):
     """Where a run is in its life. The column stores the value; `TRANSITIONS` says which moves
     exist, and `atrium.runs.lifecycle` is the one module that makes them."""
@@ -70,14 +81,22 @@ class Thread(TimestampMixin, Base):
     """A conversation: its runs see the messages of its earlier runs, and run one at a time."""
 
     __tablename__ = "threads"
+    # Listing scans an account's threads newest first.
+    __table_args__ = (Index("ix_threads_account_id_created_at", "account_id", "created_at"),)
 
     id: Mapped[str] = mapped_column(String(40), primary_key=True)
-    account_id: Mapped[int] = mapped_column(
-        ForeignKey("accounts.id", ondelete="CASCADE"), index=True
-    )
+    account_id: Mapped[int] = mapped_column(ForeignKey("accounts.id", ondelete="CASCADE"))
     # The mutex that keeps one run of a thread executing at a time: set by the claim that
     # starts a run (a conditional update, so racing workers cannot both win), cleared at its end.
     active_run_id: Mapped[str | None] = mapped_column(String(40), default=None)
+    thread_metadata: Mapped[dict[str, Any]] = mapped_column(
+        "metadata", JSON, default=dict, server_default="{}"
+    )
+    # A fork: the thread and run it was forked at, and a copy of the history it starts from (the
+    # original's messages up to that run, pydantic-ai JSON), so the original may change or go.
+    forked_from_thread_id: Mapped[str | None] = mapped_column(String(40), default=None)
+    forked_from_run_id: Mapped[str | None] = mapped_column(String(40), default=None)
+    base_messages: Mapped[list[Any] | None] = mapped_column(JSON, default=None)
 
 
 class Run(Base):
@@ -116,6 +135,10 @@ class Run(Base):
     lease_owner: Mapped[str | None] = mapped_column(String(64), default=None)
     lease_expires_at: Mapped[datetime | None] = mapped_column(default=None)
     cancel_requested: Mapped[bool] = mapped_column(default=False)
+    # Why a cancel was asked (`CancelReason`): a client's cancel, or a later prompt of the thread
+    # that interrupts the run (its messages so far stay in the thread's history) or rolls it
+    # back (they do not).
+    cancel_reason: Mapped[str | None] = mapped_column(String(16), default=None)
     last_event_seq: Mapped[int] = mapped_column(Integer, default=0)
 
     # Waiting for the caller (`requires_action`, docs/design.md#requires-action): what it waits
@@ -143,6 +166,25 @@ class Run(Base):
     created_at: Mapped[datetime] = mapped_column(default=utcnow)
     started_at: Mapped[datetime | None] = mapped_column(default=None)
     finished_at: Mapped[datetime | None] = mapped_column(default=None)
+
+
+class ThreadSummary(Base):
+    """A summary of a thread's oldest messages, written by compaction: the model sees it in their
+    place. `through_run_id` is the last run it covers (None: only the fork's base history); the
+    messages themselves stay in storage verbatim."""
+
+    __tablename__ = "thread_summaries"
+    __table_args__ = (Index("ix_thread_summaries_thread_id_created_at", "thread_id", "created_at"),)
+
+    id: Mapped[str] = mapped_column(String(40), primary_key=True)
+    thread_id: Mapped[str] = mapped_column(ForeignKey("threads.id", ondelete="CASCADE"))
+    through_run_id: Mapped[str | None] = mapped_column(String(40), default=None)
+    text: Mapped[str] = mapped_column(Text)
+    # What the summarising request cost, billed as its own line.
+    input_tokens: Mapped[int] = mapped_column(BigInteger, default=0)
+    output_tokens: Mapped[int] = mapped_column(BigInteger, default=0)
+    credits_micro: Mapped[int] = mapped_column(BigInteger, default=0)
+    created_at: Mapped[datetime] = mapped_column(default=utcnow)
 
 
 class RunEvent(Base):
