@@ -28,7 +28,7 @@ LAYERS: list[set[str]] = [
     {"analytics", "runtime", "serving"},
     {"webhooks"},
     {"runs"},
-    {"worker"},
+    {"worker", "threads"},
     {"app"},
     {"operations"},
     {"cli"},
