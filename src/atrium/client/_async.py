@@ -38,6 +38,7 @@ from atrium.client.records import (
     Deleted,
     DeliveryPage,
     Domain,
+    IfBusy,
     Page,
     PendingToolCall,
     Provider,
@@ -372,13 +373,25 @@ class Runs(_Resource):
         idempotency_key: str | None = None,
         webhook_url: str | None = None,
         config: Mapping[str, Any] | None = None,
+        if_busy: IfBusy | None = None,
     ) -> Run:
         """Queue a run. With `webhook_url`, the finished run is POSTed there, signed with the
         returned run's `webhook_secret` (shown only now). `config` (`model`, `temperature`,
-        `instructions`, `max_output_tokens`, `output_schema`) applies to this run only."""
+        `instructions`, `max_output_tokens`, `output_schema`) applies to this run only.
+        `if_busy` (with `thread_id`): when the thread has an unfinished run, `"enqueue"` this
+        one behind it (the server's default), `"reject"` it (`ConflictError`, code
+        `THREAD_BUSY`), or cancel that run first, keeping (`"interrupt"`) or dropping
+        (`"rollback"`) what it produced in the thread's history."""
         return await self._client.send(
             calls.create_run(
-                prompt, agent_id, thread_id, metadata, idempotency_key, webhook_url, config
+                prompt,
+                agent_id,
+                thread_id,
+                metadata,
+                idempotency_key,
+                webhook_url,
+                config,
+                if_busy,
             )
         )
 

@@ -22,6 +22,7 @@ from atrium.client.records import (
     Deleted,
     DeliveryPage,
     Domain,
+    IfBusy,
     Page,
     PendingToolCall,
     Provider,
@@ -142,6 +143,7 @@ def create_run(
     idempotency_key: str | None = None,
     webhook_url: str | None = None,
     config: Mapping[str, Any] | None = None,
+    if_busy: IfBusy | None = None,
 ) -> Call[Run]:
     body = compact(
         prompt=prompt,
@@ -150,6 +152,7 @@ def create_run(
         metadata=dict(metadata) if metadata is not None else None,
         webhook_url=webhook_url,
         config=dict(config) if config is not None else None,
+        if_busy=if_busy,
     )
     headers = {"Idempotency-Key": idempotency_key} if idempotency_key else {}
     return Call("POST", RUNS_PREFIX, parse_model(Run), json=body, headers=headers)

@@ -59,6 +59,11 @@ __all__ = [
 
 T = TypeVar("T")
 RunStatus = Literal["queued", "running", "requires_action", "completed", "failed", "cancelled"]
+# Why a run was cancelled: a cancel request, a later prompt of its thread (`if_busy`), or its
+# thread's deletion.
+CancelReason = Literal["client", "interrupt", "rollback", "thread_deleted"]
+# What a new prompt does when its thread has an unfinished run (`runs.create(if_busy=…)`).
+IfBusy = Literal["enqueue", "reject", "interrupt", "rollback"]
 TERMINAL_STATUSES: frozenset[str] = frozenset({"completed", "failed", "cancelled"})
 
 
@@ -274,6 +279,8 @@ class Run(_Model):
     artifacts: list[Artifact] | None = None
     billing: Billing | None = None
     error: RunError | None = None
+    # Once cancelled: why (`interrupt` and `rollback`: a later prompt of the thread).
+    cancel_reason: CancelReason | None = None
     # While `requires_action`: what the run waits for (answer with `runs.submit_actions`).
     required_action: RequiredAction | None = None
     # Only on the run `create` returns when it was given a `webhook_url`.
@@ -403,6 +410,7 @@ class RunCancelled(RunEvent):
     terminal = True
     status: str = "cancelled"
     billing: Billing | None = None
+    cancel_reason: CancelReason | None = None
 
 
 _EVENT_TYPES: dict[str, type[RunEvent]] = {

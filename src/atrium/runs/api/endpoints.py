@@ -26,6 +26,7 @@ from atrium.runs.api.errors import (
     RunNotFound,
     RunNotWaiting,
     StreamsPerKeyExceeded,
+    ThreadBusy,
     ThreadNotFound,
 )
 from atrium.runs.api.schemas import (
@@ -74,7 +75,12 @@ _RUN_NOT_FOUND = error_responses(RunNotFound)
     "",
     status_code=status.HTTP_201_CREATED,
     responses=error_responses(
-        IdempotencyKeyReused, AgentNotFound, ThreadNotFound, ModelUnusable, WebhookUrlRefused
+        IdempotencyKeyReused,
+        ThreadBusy,
+        AgentNotFound,
+        ThreadNotFound,
+        ModelUnusable,
+        WebhookUrlRefused,
     ),
     **_RUN_RESPONSE,  # type: ignore[arg-type]
 )
@@ -94,7 +100,10 @@ async def create_run(
     `Idempotency-Key` header, repeating the same request returns the same run
     (`Idempotent-Replayed: true`); the same key with another body is a 409. With
     `webhook_url`, the finished run is also POSTed there, signed with the `webhook_secret` this
-    response carries (docs/guide/webhooks.md)."""
+    response carries (docs/guide/webhooks.md). `if_busy` says what happens when the thread
+    still has an unfinished run: queue behind it (`enqueue`, the default), a 409 `THREAD_BUSY`
+    (`reject`), or cancel it first, keeping (`interrupt`) or dropping (`rollback`) what it
+    produced in the thread's history (docs/guide/threads.md)."""
     created = await service.create_run(
         db=db,
         writer=writer,

@@ -46,6 +46,19 @@ class RunAlreadyFinished(Conflict):
         super().__init__(f"run is already {status}", details=details)
 
 
+class ThreadBusy(Conflict):
+    """The thread has an unfinished run (queued, running or `requires_action`) and the create
+    said `if_busy: "reject"`; nothing was stored."""
+
+    code = "THREAD_BUSY"
+
+    def __init__(self, thread_id: str) -> None:
+        super().__init__(
+            "the thread has an unfinished run",
+            details={"parameter": "thread_id", "thread_id": thread_id},
+        )
+
+
 class RunNotWaiting(Conflict):
     """The run is not waiting for actions: it never was, another answer won, or the wait
     expired (the message says which; `details.status` is the run's)."""

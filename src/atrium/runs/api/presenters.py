@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from atrium.db.engine import Database
-from atrium.db.models import TERMINAL_STATUSES, Artifact, Run, RunStatus
+from atrium.db.models import TERMINAL_STATUSES, Artifact, CancelReason, Run, RunStatus
 from atrium.http.groups import RUNS
 from atrium.kit.json_depth import too_deep
 from atrium.kit.time import isoformat
@@ -85,6 +85,8 @@ def run_out(settings: Settings, run: Run, artifacts: Sequence[Artifact] = ()) ->
             out.error = RunError(
                 code=run.error_code or "INTERNAL_ERROR", message=run.error_message or ""
             )
+        if run.status == RunStatus.CANCELLED and run.cancel_reason is not None:
+            out.cancel_reason = CancelReason(run.cancel_reason)
     return out
 
 

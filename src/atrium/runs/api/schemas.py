@@ -8,8 +8,9 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from atrium.agents.json_schemas import OutputSchema
 from atrium.agents.schemas import Instructions, MaxOutputTokens, ModelName, Temperature
-from atrium.db.models import RunStatus
+from atrium.db.models import CancelReason, RunStatus
 from atrium.kit.wire_schemas import NOT_BLANK_WITHOUT_NUL, PUBLIC_URL
+from atrium.runs.lifecycle.busy_threads import IfBusy
 
 
 class RunConfig(BaseModel):
@@ -57,6 +58,14 @@ class RunCreate(BaseModel):
         None,
         description="model, temperature, instructions, max_output_tokens, output_schema for "
         "this run only; the agent's config for the keys left out.",
+    )
+    if_busy: IfBusy = Field(
+        IfBusy.ENQUEUE,
+        description="When `thread_id`'s thread has an unfinished run (queued, running or "
+        "`requires_action`): `enqueue` this run behind it; `reject` it (409 `THREAD_BUSY`, "
+        "nothing stored); `interrupt` the unfinished runs (cancelled, what they produced so "
+        "far stays in the thread's history) and run this one; `rollback`: cancel them and drop "
+        "them from the history. No effect on a new thread.",
     )
 
 
@@ -157,6 +166,11 @@ class RunOut(BaseModel):
     artifacts: list[ArtifactOut] | None = None
     billing: Billing | None = None
     error: RunError | None = None
+    cancel_reason: CancelReason | None = Field(
+        None,
+        description="Once cancelled: why. `client` (a cancel request), `interrupt` or "
+        "`rollback` (a later prompt of the thread, `if_busy`), `thread_deleted`.",
+    )
     required_action: RequiredAction | None = Field(
         None, description="While `requires_action`: the calls the run waits for."
     )

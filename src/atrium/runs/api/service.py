@@ -41,6 +41,7 @@ from atrium.runs.api.errors import (
     IdempotencyKeyReused,
     RunAlreadyFinished,
     RunNotFound,
+    ThreadBusy,
     ThreadNotFound,
 )
 from atrium.runs.api.schemas import RunCreate
@@ -48,6 +49,7 @@ from atrium.runs.events import event_store
 from atrium.runs.events.broker import Broker
 from atrium.runs.events.stream import RunEventStream
 from atrium.runs.lifecycle import writes
+from atrium.runs.lifecycle.busy_threads import IfBusy
 from atrium.runs.lifecycle.moves import created
 from atrium.runs.repository import NewRun, NewThread
 from atrium.secrets_at_rest import SecretBox, SecretsUnavailable
@@ -85,8 +87,11 @@ class RunPage:
 
 
 def _request_hash(data: RunCreate) -> str:
-    # Without a webhook_url the body hashes as before the field existed (stored keys still match).
-    body = data.model_dump(exclude={"webhook_url"} if data.webhook_url is None else None)
+    # Fields at their default hash as before the field existed (stored keys still match).
+    unset = {"webhook_url"} if data.webhook_url is None else set()
+    if data.if_busy == IfBusy.ENQUEUE:
+        unset.add("if_busy")
+    body = data.model_dump(exclude=unset or None)
     canonical = json.dumps(body, sort_keys=True, separators=(",", ":"), default=str)
     return hashlib.sha256(canonical.encode()).hexdigest()
 
@@ -246,7 +251,7 @@ async def create_run(
         now=now,
     )
     try:
-        announcement = await writes.create_run(writer, thread=thread, run=run, now=now)
+        run = await _queued(db, writer, broker, thread=thread, run=run, policy=data.if_busy)
     except IntegrityError:
         if checked.idempotency is None:
             raise
@@ -257,8 +262,31 @@ async def create_run(
         if replayed is None:
             raise
         return replayed
-    announcement.send(broker)
     return CreatedRun(RunView(created(run)), replayed=False, webhook_secret=secret)
+
+
+async def _queued(
+    db: Database,
+    writer: WriteBatcher,
+    broker: Broker,
+    *,
+    thread: NewThread | None,
+    run: NewRun,
+    policy: IfBusy,
+) -> NewRun:
+    """Store the run (announced once committed): through the write batcher, or, for a policy
+    other than `enqueue` on an existing thread, decided against the thread's unfinished runs
+    in a transaction of its own (`busy_threads`). The run as stored."""
+    if thread is not None or policy == IfBusy.ENQUEUE:
+        announcement = await writes.create_run(writer, thread=thread, run=run, now=run.created_at)
+        announcement.send(broker)
+        return run
+    admission = await writes.admit_run(db, run=run, policy=policy)
+    if admission.run is None:
+        raise ThreadBusy(run.thread_id)
+    for announcement in admission.announcements:
+        announcement.send(broker)
+    return admission.run
 
 
 async def _checked_create(

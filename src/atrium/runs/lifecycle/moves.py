@@ -35,7 +35,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm import Session
 
 from atrium.analytics.service import MICRO, record_run_usage
-from atrium.db.models import TERMINAL_EVENT, EventKind, Run, RunStatus
+from atrium.db.models import TERMINAL_EVENT, CancelReason, EventKind, Run, RunStatus
 from atrium.kit.time import utcnow
 from atrium.runs import events, repository
 from atrium.runs.events import event_store
@@ -103,8 +103,13 @@ class Ending:
     result: str | dict[str, Any] | None = None
     error_code: str | None = None
     error_message: str | None = None
-    # The messages the run adds to its thread (completed runs only).
+    # The messages the run adds to its thread: a completed run's, or what a cancelled one
+    # produced before its cancel (its thread's history takes them when a later prompt
+    # interrupted it: `run_queue.IN_HISTORY`; None keeps what its row holds, a wait's).
     messages: list[Any] | None = None
+    # A cancel's reason, when this write is the cancel itself (a worker's finish keeps the one
+    # its run was flagged with).
+    cancel_reason: CancelReason | None = None
 
     def event(self) -> tuple[EventKind, dict[str, Any]]:
         """The terminal event's kind and payload."""
@@ -113,13 +118,15 @@ class Ending:
             payload["result"] = self.result
         elif self.status == RunStatus.FAILED:
             payload["error"] = {"code": self.error_code, "message": self.error_message}
+        else:
+            payload["cancel_reason"] = self.cancel_reason
         return TERMINAL_EVENT[self.status], payload
 
     def columns(self, now: datetime) -> dict[str, Any]:
         """The run row's values in this state."""
         completed = self.status == RunStatus.COMPLETED
         result = self.result if completed else None
-        return {
+        values: dict[str, Any] = {
             "status": self.status,
             # `result` (text) or `result_json` (a run with an output schema).
             "result": None if isinstance(result, dict) else result,
@@ -134,6 +141,14 @@ class Ending:
             "credits_micro": self.usage.credits_micro,
             "finished_at": now,
         }
+        if self.status == RunStatus.CANCELLED:
+            if self.messages is None:
+                del values["messages"]
+            else:
+                values["messages"] = self.messages
+        if self.cancel_reason is not None:
+            values["cancel_reason"] = self.cancel_reason
+        return values
 
 
 @dataclass(slots=True)
@@ -146,12 +161,16 @@ class Announcement:
     wake_workers: bool = False
     # Webhook deliveries were recorded (this process's senders; others find them by polling).
     deliveries: int = 0
+    # A running run was flagged: its worker, in whichever process, stops it now.
+    cancel_requested: bool = False
 
     def send(self, broker: Broker) -> None:
         if self.rows:
             broker.publish_events(self.run_id, [events.event_message(row) for row in self.rows])
         if self.wake_workers:
             broker.wake_workers()
+        if self.cancel_requested:
+            broker.request_cancel(self.run_id)
         if self.deliveries:
             outbox.wake_senders()
 
@@ -281,6 +300,9 @@ def finish(
     )
     if finished is None:
         return None
+    if ending.status == RunStatus.CANCELLED:
+        # The worker knows it was cancelled, not why: the row says (the flag's reason).
+        rows[-1]["data"]["cancel_reason"] = finished.cancel_reason
     run_queue.release_thread(session, thread_id=run.thread_id, run_id=run.run_id)
     return _ended(
         session,
@@ -363,13 +385,23 @@ def end_wait(
     return _ended_by_others(session, run=run, ending=ending, seq=seq, now=now, waits=waits)
 
 
-def cancel_queued(session: Session, *, run: _Ended, now: datetime) -> Announcement | None:
+def cancel_queued(
+    session: Session, *, run: _Ended, now: datetime, reason: CancelReason = CancelReason.CLIENT
+) -> Announcement | None:
     """queued -> cancelled; None when a worker claimed the run first."""
-    ending = Ending(transitions.CANCEL_QUEUED.target)
-    seq = run_queue.cancel_queued(session, run_id=run.run_id, now=now)
+    ending = Ending(transitions.CANCEL_QUEUED.target, cancel_reason=reason)
+    seq = run_queue.cancel_queued(session, run_id=run.run_id, now=now, reason=reason)
     if seq is None:
         return None
     return _ended_by_others(session, run=run, ending=ending, seq=seq, now=now)
+
+
+def flag_cancel(session: Session, *, run_id: str, reason: CancelReason) -> Announcement | None:
+    """Flag a running run (`REQUEST_CANCEL`): its worker finishes it as cancelled at its next
+    step, told once this commits; None when the run was no longer running."""
+    if not run_queue.request_cancel(session, run_id=run_id, reason=reason):
+        return None
+    return Announcement(run_id, [], cancel_requested=True)
 
 
 def requeue(
@@ -478,8 +510,10 @@ def _ended(
 
 
 # --- in a request's session ---------------------------------------------------------------------
-async def cancel(session: AsyncSession, *, broker: Broker, run: Run) -> bool:
-    """A caller's cancel, in the request's transaction (announced once it commits): the move
+async def cancel(
+    session: AsyncSession, *, broker: Broker, run: Run, reason: CancelReason = CancelReason.CLIENT
+) -> bool:
+    """A cancel, in the request's transaction (announced once it commits): the move
     `transitions.cancel_move` picks for the run's status. A queued run a worker claimed first,
     or a waiting run answered first, is flagged for its worker instead. False when nothing
     changed (the run finished, or was no longer running to be flagged)."""
@@ -487,22 +521,24 @@ async def cancel(session: AsyncSession, *, broker: Broker, run: Run) -> bool:
     if move is None:
         return False
     if move is transitions.CANCEL_QUEUED and await _cancel_queued_in_request(
-        session, broker=broker, run=run
+        session, broker=broker, run=run, reason=reason
     ):
         return True
     if move is transitions.END_WAIT and await _cancel_waiting_in_request(
-        session, broker=broker, run=run
+        session, broker=broker, run=run, reason=reason
     ):
         return True
-    return await request_cancel(session, broker=broker, run_id=run.id)
+    return await request_cancel(session, broker=broker, run_id=run.id, reason=reason)
 
 
-async def _cancel_queued_in_request(session: AsyncSession, *, broker: Broker, run: Run) -> bool:
+async def _cancel_queued_in_request(
+    session: AsyncSession, *, broker: Broker, run: Run, reason: CancelReason
+) -> bool:
     """Cancel a queued run in the request's transaction (announced once it commits); False
     when a worker claimed it first."""
     ref = _RunRef.of(run)
     return await _in_request(
-        session, broker, lambda sync: cancel_queued(sync, run=ref, now=utcnow())
+        session, broker, lambda sync: cancel_queued(sync, run=ref, now=utcnow(), reason=reason)
     )
 
 
@@ -518,11 +554,13 @@ async def answer_in_request(
     )
 
 
-async def _cancel_waiting_in_request(session: AsyncSession, *, broker: Broker, run: Run) -> bool:
+async def _cancel_waiting_in_request(
+    session: AsyncSession, *, broker: Broker, run: Run, reason: CancelReason
+) -> bool:
     """Cancel a run that waits for its caller (no worker holds it) in the request's
     transaction, billed what it used before its wait; False when it stopped waiting first."""
     ref, waits = _RunRef.of(run), run.waits
-    ending = Ending(RunStatus.CANCELLED, usage=Usage.of(run))
+    ending = Ending(RunStatus.CANCELLED, usage=Usage.of(run), cancel_reason=reason)
     return await _in_request(
         session,
         broker,
@@ -530,12 +568,17 @@ async def _cancel_waiting_in_request(session: AsyncSession, *, broker: Broker, r
     )
 
 
-async def request_cancel(session: AsyncSession, *, broker: Broker, run_id: str) -> bool:
+async def request_cancel(
+    session: AsyncSession,
+    *,
+    broker: Broker,
+    run_id: str,
+    reason: CancelReason = CancelReason.CLIENT,
+) -> bool:
     """Flag a running run; its worker stops it at its next step (told once this commits)."""
-    if not await run_queue.request_cancel(session, run_id=run_id):
-        return False
-    _after_commit(session, lambda: broker.request_cancel(run_id))
-    return True
+    return await _in_request(
+        session, broker, lambda sync: flag_cancel(sync, run_id=run_id, reason=reason)
+    )
 
 
 async def _in_request(

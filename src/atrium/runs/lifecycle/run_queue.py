@@ -16,7 +16,7 @@ import functools
 from collections.abc import Sequence
 from dataclasses import dataclass, fields
 from datetime import datetime, timedelta
-from typing import TYPE_CHECKING, Any, TypeVar, cast
+from typing import TYPE_CHECKING, Any, Final, TypeVar, cast
 
 from sqlalchemy import (
     ColumnElement,
@@ -36,7 +36,15 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm import Session, aliased
 
 from atrium.db.batcher import Together
-from atrium.db.models import Artifact, Run, RunAction, RunStatus, Thread, WebhookEndpoint
+from atrium.db.models import (
+    Artifact,
+    CancelReason,
+    Run,
+    RunAction,
+    RunStatus,
+    Thread,
+    WebhookEndpoint,
+)
 from atrium.kit.time import utcnow
 from atrium.runs.events import event_store
 from atrium.runs.events.shapes import EventRow
@@ -76,13 +84,25 @@ def from_states(column: Any, statuses: Sequence[RunStatus]) -> ColumnElement[boo
     return cast(ColumnElement[bool], column.in_(statuses))
 
 
+# The runs whose messages are part of their thread's history: the completed ones, and those a
+# later prompt of the thread interrupted (`if_busy: "interrupt"`), with what they produced before
+# it. The one place that says so: the claim's history read, and anything showing a thread's
+# conversation, take it from here.
+IN_HISTORY: Final = or_(
+    _RUNS.c.status == RunStatus.COMPLETED,
+    and_(
+        _RUNS.c.status == RunStatus.CANCELLED,
+        _RUNS.c.cancel_reason == CancelReason.INTERRUPT,
+    ),
+)
+
 # The statements of every run are built once, with bound parameters, and executed with each
 # run's values: building an UPDATE and computing its cache key costs several times more CPU
 # than executing it on SQLite, and a run makes about a dozen.
-# The thread's completed runs other than this one: what its history is read from.
+# The thread's runs in its history other than this one: what its history is read from.
 _OTHER_COMPLETED_IN_THREAD = (
     _RUNS.c.thread_id == bindparam("b_thread_id"),
-    _RUNS.c.status == RunStatus.COMPLETED,
+    IN_HISTORY,
     _RUNS.c.id != bindparam("b_run_id"),
 )
 # With whether the thread has a completed run besides this one: most runs start a thread of
@@ -179,7 +199,7 @@ def _finish_statement(columns: tuple[str, ...]) -> Any:
         update(_RUNS)
         .where(_HELD, from_states(_RUNS.c.status, FINISH.sources))
         .values(lease_owner=None, lease_expires_at=None, **values)
-        .returning(_RUNS.c.id, _HAS_ENDPOINTS.exists())
+        .returning(_RUNS.c.id, _HAS_ENDPOINTS.exists(), _RUNS.c.cancel_reason)
     )
 
 
@@ -431,6 +451,8 @@ def _checkpoints_statement(count: int) -> Any:
 class FinishedRun:
     # The run's account has webhook endpoints (read in the same statement as the update).
     has_endpoints: bool
+    # Why its cancel was asked (`CancelReason`), for a run that ends cancelled.
+    cancel_reason: str | None = None
 
 
 def finish(
@@ -448,7 +470,7 @@ def finish(
     held = {"b_run_id": run_id, "b_owner": owner, "b_attempt": attempt, "b_account_id": account_id}
     params = {f"b_{name}": value for name, value in values.items()}
     row = session.connection().execute(statement, {**held, **params}).first()
-    return None if row is None else FinishedRun(has_endpoints=bool(row[1]))
+    return None if row is None else FinishedRun(has_endpoints=bool(row[1]), cancel_reason=row[2])
 
 
 def renew_leases(
@@ -557,20 +579,32 @@ async def running_runs_of(session: AsyncSession, *, owner: str) -> list[str]:
     return list(rows)
 
 
-def cancel_queued(session: Session, *, run_id: str, now: datetime) -> int | None:
+def cancel_queued(
+    session: Session, *, run_id: str, now: datetime, reason: CancelReason
+) -> int | None:
     """Cancel a run still waiting in the queue; the sequence number of its final event, or None
     when a worker claimed it first (the conditional update is the arbiter)."""
-    cancelled = {"status": CANCEL_QUEUED.target, "finished_at": now, "cancel_requested": True}
+    cancelled = {
+        "status": CANCEL_QUEUED.target,
+        "finished_at": now,
+        "cancel_requested": True,
+        "cancel_reason": reason,
+    }
     queued = [Run.id == run_id, from_states(Run.status, CANCEL_QUEUED.sources)]
     return event_store.update_run_for_event(session, where=queued, values=cancelled)
 
 
-async def request_cancel(session: AsyncSession, *, run_id: str) -> bool:
-    """Flag a running run; its worker stops it at the next step. False if no longer running."""
-    result = await session.execute(
+def request_cancel(session: Session, *, run_id: str, reason: CancelReason) -> bool:
+    """Flag a running run; its worker stops it at the next step. False if no longer running.
+    A run flagged twice keeps the first reason: that cancel is the one its worker acts on."""
+    result = session.execute(
         update(Run)
         .where(Run.id == run_id, from_states(Run.status, REQUEST_CANCEL.sources))
-        .values(cancel_requested=True)
+        .values(
+            cancel_requested=True,
+            cancel_reason=func.coalesce(Run.cancel_reason, reason),
+        )
         .returning(Run.id)
+        .execution_options(synchronize_session=False)
     )
     return result.first() is not None

@@ -20,7 +20,8 @@ from sqlalchemy.orm import Session
 from atrium.db.batcher import WriteBatcher
 from atrium.db.engine import Database
 from atrium.runs.events.shapes import EventRow
-from atrium.runs.lifecycle import moves, run_queue
+from atrium.runs.lifecycle import busy_threads, moves, run_queue
+from atrium.runs.lifecycle.busy_threads import Admission, IfBusy
 from atrium.runs.lifecycle.moves import Announcement, ClaimedRun, Ending
 from atrium.runs.lifecycle.run_queue import ExpiredRun
 from atrium.runs.lifecycle.waiting_runs import ExpiredWait
@@ -34,6 +35,13 @@ async def create_run(
     return await writer.write_sync(
         lambda session: moves.create(session, thread=thread, run=run, now=now)
     )
+
+
+async def admit_run(db: Database, *, run: NewRun, policy: IfBusy) -> Admission:
+    """Own transaction: a run for an existing thread, queued as `policy` says when the thread
+    is busy (`busy_threads.admit`). Not the batcher's: the decision may wait for another
+    process's on the same thread, and must not hold a batch of others' writes meanwhile."""
+    return await db.write_sync(lambda session: busy_threads.admit(session, run=run, policy=policy))
 
 
 async def claim_runs(
