@@ -36,6 +36,7 @@ from atrium.runs.events.broker import Broker, RedisBroker
 from atrium.serving import ServedDomainsMiddleware
 from atrium.settings import Settings, get_settings
 from atrium.spaces.endpoints import router as spaces_router
+from atrium.threads.endpoints import router as threads_router
 from atrium.webhooks.endpoints import router as webhooks_router
 
 if TYPE_CHECKING:
@@ -178,6 +179,7 @@ def _include_routers(app: FastAPI) -> None:
     docs/decisions/0030-routers-in-order-of-traffic.md)."""
     app.include_router(health_router)
     app.include_router(runs_router, prefix=RUNS.prefix)
+    app.include_router(threads_router, prefix=RUNS.prefix)
     app.include_router(domains_router, prefix=DOMAINS.prefix)
     app.include_router(spaces_router, prefix=DOMAINS.prefix)
     app.include_router(account_router, prefix=AGENTS.prefix)

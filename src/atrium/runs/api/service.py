@@ -117,7 +117,7 @@ def _checked_prompt(settings: Settings, prompt: str) -> str:
     return prompt
 
 
-def _checked_metadata(settings: Settings, metadata: dict[str, Any] | None) -> dict[str, Any]:
+def checked_metadata(settings: Settings, metadata: dict[str, Any] | None) -> dict[str, Any]:
     if metadata is None:
         return {}
     if too_deep(metadata):
@@ -300,7 +300,7 @@ async def _checked_create(
 ) -> _CheckedCreate:
     """The create's body checked (a 400 naming the first bad parameter), its model included."""
     prompt = _checked_prompt(settings, data.prompt)
-    metadata = _checked_metadata(settings, data.metadata)
+    metadata = checked_metadata(settings, data.metadata)
     webhook_url = (
         checked_url(settings, data.webhook_url, parameter="webhook_url")
         if data.webhook_url is not None

@@ -43,6 +43,7 @@ from atrium.runs.events.broker import Broker
 from atrium.runs.events.shapes import EventRow
 from atrium.runs.lifecycle import run_queue, transitions, waiting_runs
 from atrium.runs.lifecycle.run_queue import ExpiredRun
+from atrium.runs.lifecycle.thread_history import thread_history
 from atrium.runs.lifecycle.waiting_runs import AnswerRow
 from atrium.runs.repository import NewRun, NewThread
 from atrium.webhooks import outbox
@@ -192,7 +193,7 @@ class ClaimedRun:
     cancel_requested: bool
     # `run.started`, after `run.restarted` on a later attempt: published when execution starts.
     started_events: list[EventRow]
-    # The messages of the thread's earlier completed runs (pydantic-ai JSON), oldest first.
+    # The run's history (pydantic-ai JSON), oldest first, as `thread_history` composes it.
     history: list[list[Any]] = field(default_factory=list)
     # The run's own webhook (its signing secret is read by the sender, not kept here).
     webhook_url: str | None = None
@@ -264,7 +265,7 @@ def claim(
                 cancel_requested=bool(run.cancel_requested),
                 started_events=started,
                 history=(
-                    run_queue.thread_history(
+                    thread_history(
                         session, thread_id=thread_id, run_id=run_id, created_at=run.created_at
                     )
                     if taken.has_history

@@ -105,8 +105,9 @@ _OTHER_COMPLETED_IN_THREAD = (
     IN_HISTORY,
     _RUNS.c.id != bindparam("b_run_id"),
 )
-# With whether the thread has a completed run besides this one: most runs start a thread of
-# their own, and their claim then skips the history read: a statement per run
+# With whether the thread has a history (a run in it besides this one, or a fork's base): most
+# runs start a thread of their own, and their claim then skips the history read
+# (`thread_history`): a statement per run
 # (docs/decisions/0013-batched-checkpoints-and-event-inserts.md).
 # Bound parameters, not a correlated subquery: SQLAlchemy writes SQLite's RETURNING columns
 # without their table's name, and the subquery's own table would then shadow the outer one.
@@ -115,7 +116,7 @@ _TAKE_THREAD = (
     update(_THREADS)
     .where(_THREADS.c.id == bindparam("b_thread_id"), _THREADS.c.active_run_id.is_(None))
     .values(active_run_id=bindparam("b_run_id"))
-    .returning(_THREADS.c.id, _EARLIER_RUNS)
+    .returning(_THREADS.c.id, or_(_EARLIER_RUNS, _THREADS.c.base_messages.is_not(None)))
 )
 _RELEASE_THREAD = (
     update(_THREADS)
@@ -168,20 +169,6 @@ _CHECKPOINT = (
         lease_expires_at=bindparam("b_lease_expires_at"),
     )
     .returning(_RUNS.c.cancel_requested)
-)
-_THREAD_HISTORY = (
-    select(_RUNS.c.messages)
-    .where(
-        *_OTHER_COMPLETED_IN_THREAD,
-        or_(
-            _RUNS.c.created_at < bindparam("b_created_at"),
-            and_(
-                _RUNS.c.created_at == bindparam("b_created_at"),
-                _RUNS.c.id < bindparam("b_run_id"),
-            ),
-        ),
-    )
-    .order_by(_RUNS.c.created_at, _RUNS.c.id)
 )
 
 
@@ -273,7 +260,8 @@ def claimable(session: Session, *, limit: int, lock_rows: bool) -> list[tuple[st
 
 @dataclass(frozen=True, slots=True)
 class TakenThread:
-    # The thread has a completed run besides this one: its history may not be empty.
+    # The thread has a run in history besides this one, or a fork's base: its history may not
+    # be empty.
     has_history: bool
 
 
@@ -558,18 +546,6 @@ def fail_expired(
     ]
     released = {"lease_owner": None, "lease_expires_at": None, **values}
     return event_store.update_run_for_event(session, where=expired, values=released)
-
-
-def thread_history(
-    session: Session, *, thread_id: str, run_id: str, created_at: datetime
-) -> list[list[Any]]:
-    """Stored messages of the thread's completed runs created earlier than this one, oldest
-    first. Read by the claim, in the writer's transaction: no extra read session per run."""
-    rows = session.connection().scalars(
-        _THREAD_HISTORY,
-        {"b_thread_id": thread_id, "b_run_id": run_id, "b_created_at": created_at},
-    )
-    return [messages for messages in rows if messages]
 
 
 async def running_runs_of(session: AsyncSession, *, owner: str) -> list[str]:
