@@ -26,6 +26,9 @@ from pydantic_ai.messages import (
     FunctionToolResultEvent,
     ModelMessage,
     ModelMessagesTypeAdapter,
+    ModelRequest,
+    UserPromptPart,
+    repair_messages,
 )
 from pydantic_ai.models import Model
 from pydantic_ai.run import AgentRun
@@ -129,6 +132,8 @@ class _Attempt:
     log: ToolCallLog
     agent_run: AgentRun[RunDeps, Any] | None = None
     structured: StructuredOutput | None = None
+    # The run's model: the response it was streaming when the run was cancelled.
+    streamed: StreamedText | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -159,9 +164,12 @@ class _Request:
 
 
 def history_from_json(stored: list[list[Any]]) -> list[ModelMessage]:
-    """The thread's earlier messages, from each completed run's stored JSON, in order."""
+    """The thread's earlier messages, from each of its runs' stored JSON, in order. A run
+    interrupted by a later prompt may end on tool calls nobody will answer (a waiting run's,
+    a stream cut short): `repair_messages` answers each with a marked synthetic result, so the
+    history stays one a provider (and pydantic-ai, before a new prompt) accepts."""
     flat = [message for messages in stored for message in messages]
-    return list(ModelMessagesTypeAdapter.validate_python(flat)) if flat else []
+    return repair_messages(ModelMessagesTypeAdapter.validate_python(flat)) if flat else []
 
 
 class Runtime:
@@ -207,6 +215,8 @@ class Runtime:
             return await self._attempt(spec, sink, cancellation, named, attempt)
         except _RUN_ENDINGS as exc:
             outcome = self._ended(exc, attempt.structured)
+        if outcome.status == RunStatus.CANCELLED:
+            outcome.messages = _produced_so_far(spec, attempt)
         _count_usage(outcome, attempt.agent_run, resume)
         outcome.tool_calls = attempt.log.count
         return outcome
@@ -225,7 +235,7 @@ class Runtime:
         attempt.structured = plan.structured
         if named is None:
             named = await self._resolved_model(spec.config)
-        streamed = StreamedText(named, sink)
+        streamed = attempt.streamed = StreamedText(named, sink)
         request = self._request(spec.config)
         answered = self.single_requests and not (plan.tools or plan.structured or plan.history)
         if answered:  # first in its thread, not resumed (a resumed run has tools)
@@ -450,6 +460,23 @@ def _plan(spec: RunSpec, log: ToolCallLog) -> _Plan:
         answers = spec.resume.results(resumed)
         _announce_answers(log, spec.resume)
     return _Plan(tools, servers, structured, output_type, local, history, answers)
+
+
+def _produced_so_far(spec: RunSpec, attempt: _Attempt) -> list[Any]:
+    """What a cancelled run had produced: its prompt, the steps it finished and the answer it
+    was streaming (its thread's history keeps them when a later prompt interrupted it)."""
+    messages: list[ModelMessage]
+    if attempt.agent_run is not None:
+        messages = attempt.agent_run.all_messages()[len(spec.history) :]
+    elif spec.resume is not None:
+        messages = list(ModelMessagesTypeAdapter.validate_python(spec.resume.messages))
+    else:  # cancelled before the agent graph: during (or before) the single request
+        messages = [ModelRequest(parts=[UserPromptPart(spec.prompt)])]
+    partial = None if attempt.streamed is None else attempt.streamed.interrupted
+    if partial is not None and partial.parts and partial not in messages:
+        messages.append(partial)
+    produced: list[Any] = ModelMessagesTypeAdapter.dump_python(messages, mode="json")
+    return produced
 
 
 def _completed(

@@ -13,6 +13,8 @@ model's stream itself: a third less CPU for a run's agent loop with a 20-chunk a
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from pydantic_ai.messages import (
     ModelMessage,
     ModelResponse,
@@ -33,12 +35,16 @@ class StreamedText(WrapperModel):
     """`model` for one run: every request streams, and its text goes to `sink` on the way.
 
     `first`: a response already received (the run's single request, `runtime/answer.py`), the
-    answer to the run's first request, which then asks the model nothing."""
+    answer to the run's first request, which then asks the model nothing.
+    `interrupted`: what a response stopped partway (the run cancelled) had streamed: the agent
+    graph keeps nothing of a request it did not finish, and an interrupted run's thread keeps
+    what it produced (docs/guide/threads.md)."""
 
     def __init__(self, model: Model, sink: RunSink) -> None:
         super().__init__(model)
         self.sink = sink
         self.first: ModelResponse | None = None
+        self.interrupted: ModelResponse | None = None
 
     async def request(
         self,
@@ -52,10 +58,14 @@ class StreamedText(WrapperModel):
         async with self.wrapped.request_stream(
             messages, model_settings, model_request_parameters
         ) as response:
-            async for event in response:
-                text = _text_of(event)
-                if text:
-                    self.sink.append_text(text)
+            try:
+                async for event in response:
+                    text = _text_of(event)
+                    if text:
+                        self.sink.append_text(text)
+            except BaseException:
+                self.interrupted = replace(response.get(), state="interrupted")
+                raise
         return response.get()
 
 
