@@ -37,6 +37,7 @@ from atrium.serving import ServedDomainsMiddleware
 from atrium.settings import Settings, get_settings
 from atrium.spaces.endpoints import router as spaces_router
 from atrium.threads.endpoints import router as threads_router
+from atrium.threads.retention import Retention
 from atrium.webhooks.endpoints import router as webhooks_router
 
 if TYPE_CHECKING:
@@ -81,6 +82,8 @@ class _Parts:
     broker: Broker
     writer: WriteBatcher
     workers: WorkerPool | None
+    # Deletes expired threads when `retention_days` is set (every API process: see the module).
+    retention: Retention | None
 
     @classmethod
     def of(cls, settings: Settings) -> _Parts:
@@ -103,6 +106,7 @@ class _Parts:
             from atrium.worker.pool import WorkerPool
 
             workers = WorkerPool(settings=settings, db=db, broker=broker, batcher=writer)
+        retention = Retention(settings, db, metrics) if settings.retention_days > 0 else None
         return cls(
             db=db,
             redis=redis,
@@ -111,6 +115,7 @@ class _Parts:
             broker=broker,
             writer=writer,
             workers=workers,
+            retention=retention,
         )
 
 
@@ -140,6 +145,9 @@ def _lifespan(parts: _Parts) -> Callable[[FastAPI], AbstractAsyncContextManager[
                 if parts.workers is not None:
                     await parts.workers.start()
                     started.push_async_callback(parts.workers.stop)
+                if parts.retention is not None:
+                    parts.retention.start()
+                    started.push_async_callback(parts.retention.stop)
                 yield
         finally:
             running = False
@@ -158,6 +166,7 @@ def _keep_on_state(app: FastAPI, settings: Settings, parts: _Parts) -> None:
     state.broker = parts.broker
     state.writer = parts.writer
     state.workers = parts.workers
+    state.retention = parts.retention
     state.resolver = Resolver.from_settings(settings)  # domain verification's DNS
     # Models registered on the worker's registry (tests, embedding apps) are usable models too.
     workers = parts.workers

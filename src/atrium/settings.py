@@ -363,6 +363,16 @@ class Settings(BaseSettings):
         "they were created (0 keeps them).",
     )
 
+    retention_days: float = Field(
+        0.0,
+        ge=0,
+        description="Finished threads are deleted with their runs, events and artifacts this "
+        "many days after their last run finished (0 keeps them; usage analytics stay).",
+    )
+    retention_interval_seconds: float = Field(
+        300.0, gt=0, description="How often each API process looks for expired threads."
+    )
+
     @field_validator("dns_nameservers", "domain_verify_target", mode="before")
     @classmethod
     def _comma_separated(cls, value: object) -> object:

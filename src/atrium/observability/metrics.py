@@ -23,3 +23,9 @@ class Metrics:
             registry=self.registry,
             buckets=(0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10),
         )
+        self.retention_deleted = Counter(
+            "atrium_retention_deleted_rows_total",
+            "Rows deleted by retention (ATRIUM_RETENTION_DAYS) in this process, by table.",
+            ["table"],
+            registry=self.registry,
+        )

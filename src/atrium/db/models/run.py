@@ -81,8 +81,11 @@ class Thread(TimestampMixin, Base):
     """A conversation: its runs see the messages of its earlier runs, and run one at a time."""
 
     __tablename__ = "threads"
-    # Listing scans an account's threads newest first.
-    __table_args__ = (Index("ix_threads_account_id_created_at", "account_id", "created_at"),)
+    __table_args__ = (
+        # Listing scans an account's threads newest first; retention all threads oldest first.
+        Index("ix_threads_account_id_created_at", "account_id", "created_at"),
+        Index("ix_threads_created_at", "created_at"),
+    )
 
     id: Mapped[str] = mapped_column(String(40), primary_key=True)
     account_id: Mapped[int] = mapped_column(ForeignKey("accounts.id", ondelete="CASCADE"))
