@@ -93,9 +93,7 @@ async def test_status_follows_the_threads_runs(
         assert shown["status"] == "idle"
 
 
-async def test_the_list_pages_newest_first(
-    client: httpx.AsyncClient, auth: dict[str, str]
-) -> None:
+async def test_the_list_pages_newest_first(client: httpx.AsyncClient, auth: dict[str, str]) -> None:
     made = [(await create_thread(client, auth, metadata={"i": str(i)}))["id"] for i in range(5)]
     seen: list[str] = []
     cursor = None

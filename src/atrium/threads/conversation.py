@@ -94,7 +94,9 @@ def items_of(
     items: list[dict[str, Any]] = []
 
     def add(**fields: Any) -> None:
-        items.append({"id": f"{source}.{len(items)}", "run_id": run_id, **fields})
+        # `object` given, not defaulted: the list leaves out the fields an item did not set.
+        item = {"id": f"{source}.{len(items)}", "object": "thread.message", "run_id": run_id}
+        items.append({**item, **fields})
 
     for message in messages:
         if not isinstance(message, dict):
@@ -179,6 +181,7 @@ class _Summaries:
     def item(self, key: Key, row: SummaryRow) -> tuple[Key, ThreadMessage]:
         message = ThreadMessage(
             id=f"{row.id}.0",
+            object="thread.message",
             run_id=row.through_run_id,
             role="summary",
             content=row.text,
