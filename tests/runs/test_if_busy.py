@@ -288,3 +288,20 @@ async def test_concurrent_interrupts_leave_one_run_and_never_overlap(
     )
     for (_, ended), (started, _) in itertools.pairwise(spans):
         assert ended <= started, spans
+
+
+async def test_the_offline_model_after_an_interrupted_call(
+    client: httpx.AsyncClient, auth: dict[str, str], make_agent: AgentFactory
+) -> None:
+    """The offline model counts the interrupted prompt as a turn, and is not misled by the
+    synthetic result of its open call (sent in one request with the new prompt) into
+    thinking it already wrote its artifact."""
+    librarian = await make_agent(tools=[LOOKUP])
+    waiting = await create_run(client, auth, ONE_CALL, agent_id=librarian)
+    await wait_status(client, auth, waiting["run_id"], "requires_action")
+    run = await create_run(
+        client, auth, "Name a bird", thread_id=waiting["thread_id"], if_busy="interrupt"
+    )
+    done = await wait_finished(client, auth, run["run_id"])
+    assert done["result"] == "Offline answer (turn 2) to: Name a bird. I wrote answer.md."
+    assert [artifact["name"] for artifact in done["artifacts"]] == ["answer.md"]

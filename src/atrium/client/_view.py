@@ -286,6 +286,15 @@ def _step_text(event: RunStep) -> str:
     return event.step
 
 
+# Who cancelled a run, by its `cancel_reason`.
+_CANCELLED_BY = {
+    "client": "a cancel request",
+    "interrupt": "a later prompt of its thread (interrupt: what it produced stays)",
+    "rollback": "a later prompt of its thread (rollback: dropped from the thread)",
+    "thread_deleted": "its thread's deletion",
+}
+
+
 def summary(console: Console, run: Run, view_elapsed: float | None = None) -> None:
     """The end of a run: outcome, artifacts, credits."""
     elapsed = view_elapsed
@@ -296,6 +305,8 @@ def summary(console: Console, run: Run, view_elapsed: float | None = None) -> No
         outcome.append(f" in {seconds_text(elapsed)}", style="dim")
     if run.error is not None:
         outcome.append(f"\n{run.error.code}: {run.error.message}", style="red")
+    if run.status == "cancelled" and run.cancel_reason is not None:
+        outcome.append(f"\nCancelled by {_CANCELLED_BY[run.cancel_reason]}", style="dim")
     console.print(outcome)
     if run.artifacts:
         console.print(artifacts_table(run.artifacts))

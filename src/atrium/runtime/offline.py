@@ -123,10 +123,15 @@ def _this_turn(messages: list[ModelMessage]) -> list[ModelMessage]:
     return messages
 
 
-def _tool_already_returned(messages: list[ModelMessage]) -> bool:
-    last = messages[-1] if messages else None
-    return isinstance(last, ModelRequest) and any(
-        isinstance(part, ToolReturnPart) for part in last.parts
+def _artifact_written(turn: list[ModelMessage]) -> bool:
+    """`write_artifact` returned in this turn. Not "the last request holds a tool's return":
+    a thread whose earlier run was interrupted on an open call gets a synthetic return for it,
+    which pydantic-ai sends in the one request with the new prompt."""
+    return any(
+        isinstance(part, ToolReturnPart) and part.tool_name == "write_artifact"
+        for message in turn
+        if isinstance(message, ModelRequest)
+        for part in message.parts
     )
 
 
@@ -170,7 +175,7 @@ def _plan(messages: list[ModelMessage], info: AgentInfo) -> ToolCallPart | str:
             return ToolCallPart(name, arguments, tool_call_id=f"offline-call-{step + 1}")
         return _answer(info, script, "\n".join([opening, *_quoted_outputs(turn)]))
     tool_names = {tool.name for tool in info.function_tools}
-    if "write_artifact" in tool_names and not _tool_already_returned(messages):
+    if "write_artifact" in tool_names and not _artifact_written(turn):
         content = f"# Answer\n\nPrompt: {excerpt}\n\nThis is turn {len(prompts)} of the thread.\n"
         args = {"name": ARTIFACT_NAME, "content": content, "mime_type": "text/markdown"}
         return ToolCallPart("write_artifact", args, tool_call_id="offline-write-artifact")

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Annotated, Any, cast
 
 import typer
 from rich.live import Live
@@ -28,6 +28,7 @@ from atrium.client.cli._shared import (
 from atrium.client.errors import StreamError, WaitTimeoutError
 from atrium.client.records import (
     TERMINAL_STATUSES,
+    IfBusy,
     MessageDelta,
     Run,
     RunEvent,
@@ -66,6 +67,16 @@ def run(
             "default: the agent's.",
         ),
     ] = None,
+    if_busy: Annotated[
+        str | None,
+        typer.Option(
+            "--if-busy",
+            metavar="POLICY",
+            help="With --thread, when the thread still has an unfinished run: enqueue (the "
+            "default: wait behind it), reject (fail, THREAD_BUSY), interrupt (cancel it, keeping "
+            "what it produced in the thread) or rollback (cancel it and drop it).",
+        ),
+    ] = None,
     follow: Annotated[
         bool,
         typer.Option(
@@ -80,8 +91,16 @@ def run(
     """Start an agent run and follow it live: status, model text, artifacts, credits.
     With --json, wait for the end and print the finished run (with --no-follow: the new one)."""
     config: dict[str, Any] | None = {"model": model} if model is not None else None
-    with client(url, api_key, options={"config.model": "--model"}) as atrium:
-        created = atrium.runs.create(prompt, agent_id=agent, thread_id=thread, config=config)
+    options = {"config.model": "--model", "if_busy": "--if-busy"}
+    with client(url, api_key, options=options) as atrium:
+        created = atrium.runs.create(
+            prompt,
+            agent_id=agent,
+            thread_id=thread,
+            config=config,
+            # The server names the policies it takes (a 400 on --if-busy lists them).
+            if_busy=cast(IfBusy | None, if_busy),
+        )
         if not follow:
             if as_json:
                 print_json(created)
