@@ -27,7 +27,6 @@ from sqlalchemy import (
     Text,
     and_,
     bindparam,
-    exists,
     literal,
     null,
     or_,
@@ -58,13 +57,14 @@ _SUMMARY_THROUGH = (
     select(_SUMMARIES.c.through_run_id).where(_SUMMARIES.c.id == _LATEST_SUMMARY).scalar_subquery()
 )
 _CUT = _RUNS.alias("cut")
-# A run the latest summary covers: created at or before its `through_run_id`.
-_COVERED = exists().where(
-    _CUT.c.id == _SUMMARY_THROUGH,
-    or_(
-        _RUNS.c.created_at < _CUT.c.created_at,
-        and_(_RUNS.c.created_at == _CUT.c.created_at, _RUNS.c.id <= _CUT.c.id),
-    ),
+# Where the latest summary's coverage ends: the creation of its `through_run_id` (NULL when it
+# covers only the base, or when there is none). Uncorrelated, so computed once per statement.
+_CUT_CREATED_AT = select(_CUT.c.created_at).where(_CUT.c.id == _SUMMARY_THROUGH).scalar_subquery()
+# A run after that end (every run when there is none).
+_AFTER_SUMMARY = or_(
+    _CUT_CREATED_AT.is_(None),
+    _RUNS.c.created_at > _CUT_CREATED_AT,
+    and_(_RUNS.c.created_at == _CUT_CREATED_AT, _RUNS.c.id > _SUMMARY_THROUGH),
 )
 _NO_TEXT = null().cast(Text)
 _NO_MESSAGES = null().cast(JSON)
@@ -110,7 +110,7 @@ _PARTS = union_all(
                 _RUNS.c.id < bindparam("b_run_id"),
             ),
         ),
-        ~_COVERED,
+        _AFTER_SUMMARY,
     ),
 ).subquery("history")
 _THREAD_HISTORY = select(_PARTS.c.part, _PARTS.c.text, _PARTS.c.messages).order_by(
@@ -167,7 +167,7 @@ def covered(
     summary: SummaryMark | None, *, created_at: datetime | None, run_id: str | None
 ) -> bool:
     """Whether the summary stands in for the run `run_id` created at `created_at` (both None:
-    the fork's base), as `_COVERED` decides it for the claim."""
+    the fork's base), as `_AFTER_SUMMARY` decides it for the claim."""
     if summary is None:
         return False
     if run_id is None or created_at is None:
