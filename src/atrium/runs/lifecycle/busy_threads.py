@@ -16,7 +16,8 @@ decided one after the other:
 
 On PostgreSQL the transaction first takes a transaction-scoped advisory lock keyed by the
 thread: a row lock on the thread would be taken in the opposite order to the claim's (run rows,
-then the thread) and could deadlock with it. SQLite's writes are serialized already.
+then the thread) and could deadlock with it. SQLite's writes are serialized already
+(docs/decisions/0047-busy-threads.md).
 """
 
 from __future__ import annotations
