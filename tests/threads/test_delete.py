@@ -208,3 +208,33 @@ async def test_rows_deleted_under_an_executing_run_break_nothing(
     # The worker let the run go: a new run starts and completes as usual.
     after = await create_run(client, auth, "still working")
     assert (await wait_finished(client, auth, after["run_id"]))["status"] == "completed"
+
+
+async def test_runs_created_while_their_thread_is_deleted_are_404s_or_gone(
+    client: httpx.AsyncClient, auth: dict[str, str], db: Database
+) -> None:
+    """Creates racing a delete: each is a 201 (then deleted with the thread) or a 404 on
+    `thread_id`, never a 500, and nothing of the thread is left."""
+    thread = (await create_thread(client, auth))["id"]
+
+    async def create() -> httpx.Response:
+        body = {"prompt": "race", "thread_id": thread}
+        return await client.post(RUNS, json=body, headers=auth)
+
+    deleting = asyncio.create_task(client.delete(f"{THREADS}/{thread}", headers=auth))
+    creates = []
+    while not deleting.done():  # creates keep coming while the delete goes on
+        creates.append(asyncio.create_task(create()))
+        await asyncio.sleep(0.002)
+    later = [asyncio.create_task(create()) for _ in range(5)]
+    responses = await asyncio.gather(*creates, *later)
+    assert (await deleting).status_code == 200
+    assert {response.status_code for response in responses} <= {201, 404}, [
+        response.text for response in responses if response.status_code not in {201, 404}
+    ]
+    for response in responses:
+        if response.status_code == 404:
+            assert response.json()["error"]["details"]["parameter"] == "thread_id"
+    assert [response.status_code for response in responses[-5:]] == [404] * 5
+    await asyncio.sleep(0.3)
+    assert await _leftovers(db, {thread}) == []

@@ -253,6 +253,11 @@ async def create_run(
     try:
         run = await _queued(db, writer, broker, thread=thread, run=run, policy=data.if_busy)
     except IntegrityError:
+        if thread is None and not await _thread_still_there(
+            db, account_id=account_id, thread_id=thread_id
+        ):
+            # The thread was deleted between its lookup and the insert (`DELETE /threads`).
+            raise ThreadNotFound(thread_id) from None
         if checked.idempotency is None:
             raise
         # Another request with this Idempotency-Key committed first.
@@ -287,6 +292,11 @@ async def _queued(
     for announcement in admission.announcements:
         announcement.send(broker)
     return admission.run
+
+
+async def _thread_still_there(db: Database, *, account_id: int, thread_id: str) -> bool:
+    found = await repository.thread_id_of_account(db, account_id=account_id, thread_id=thread_id)
+    return found is not None
 
 
 async def _checked_create(
