@@ -11,6 +11,13 @@ import { followEvents } from "./sse.js";
 const RUNS = "/api/v1/public/agent/runs";
 const ACTIVE = new Set(["queued", "running", "requires_action"]);
 const STATUSES = ["queued", "running", "requires_action", "completed", "failed", "cancelled"];
+// Why a cancelled run was cancelled (its `cancel_reason`).
+const CANCELLED_BY = {
+  client: "The run was cancelled.",
+  interrupt: "Cancelled by a later prompt of its thread (interrupt): what it produced stays in the thread.",
+  rollback: "Cancelled by a later prompt of its thread (rollback): it was dropped from the thread.",
+  thread_deleted: "Cancelled: its thread was deleted.",
+};
 // Polling budget: the runs group allows 1000 requests an hour per standard key.
 const POLL_ACTIVE_MS = 2000;
 const POLL_IDLE_MS = 15000;
@@ -282,7 +289,7 @@ export async function runView({ main, params: [runId], signal }) {
       resultNote.textContent = streamed ? "The text streamed before the run failed." : "";
     } else if (run.status === "cancelled") {
       output.textContent = streamed;
-      resultNote.textContent = "The run was cancelled.";
+      resultNote.textContent = CANCELLED_BY[run.cancel_reason] || "The run was cancelled.";
     } else {
       output.textContent = streamed;
       resultNote.textContent = run.status === "requires_action" ? "Waiting for your answer."
