@@ -4,8 +4,9 @@
 
 fastmcp's server half is one of atrium's development dependencies (`make run` installs them;
 atrium itself ships only its client). It serves streamable HTTP at http://127.0.0.1:8765/mcp
-with two tools, `lookup(word)` and `add(a, b)`, and prints each call it receives, so you can
-see atrium's calls arrive. The address is loopback: atrium refuses private and loopback MCP
+with three tools, `lookup(word)`, `add(a, b)` and `define(word)` (a busy one: it fails the
+first time it is asked for each word), and prints each call it receives, so you can see
+atrium's calls arrive. The address is loopback: atrium refuses private and loopback MCP
 URLs unless it runs with `ATRIUM_ALLOW_PRIVATE_TARGETS=true` (for local development only).
 """
 
@@ -16,6 +17,7 @@ import json
 import sys
 
 from fastmcp import FastMCP
+from fastmcp.exceptions import ToolError
 
 GLOSSARY = {
     "atrium": "the central hall of a Roman house, open to the sky",
@@ -24,6 +26,8 @@ GLOSSARY = {
 }
 
 server = FastMCP("atrium-example")
+# The words `define` was asked for: it fails the first time, as a busy service does.
+_asked: set[str] = set()
 
 
 def _seen(name: str, arguments: dict[str, object]) -> None:
@@ -44,11 +48,21 @@ def add(a: int, b: int) -> int:
     return a + b
 
 
+@server.tool
+def define(word: str) -> str:
+    """Define a word (a busy service: the first request for a word fails; ask again)."""
+    _seen("define", {"word": word})
+    if word.lower() not in _asked:
+        _asked.add(word.lower())
+        raise ToolError("the dictionary is busy, try again")
+    return GLOSSARY.get(word.lower(), f"no entry for {word!r}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
     parser.add_argument("--port", type=int, default=8765)
     port = parser.parse_args().port
-    print(f"MCP server at http://127.0.0.1:{port}/mcp (tools: lookup, add)", flush=True)
+    print(f"MCP server at http://127.0.0.1:{port}/mcp (tools: lookup, add, define)", flush=True)
     # Stateless: every request stands alone (no session to keep or close); warnings only, so
     # the calls printed above are what the terminal shows.
     server.run(

@@ -29,6 +29,8 @@ LOOKUP: dict[str, Any] = {
     "description": "Find a customer.",
     "parameters": {"type": "object", "properties": {"id": {"type": "string"}}},
 }
+# What a response shows for an entry that leaves `on_error` out: its defaults.
+ON_ERROR: dict[str, Any] = {"on_error": "fail", "max_consecutive_errors": 3}
 SCHEMA: dict[str, Any] = {
     "type": "object",
     "properties": {"title": {"type": "string"}},
@@ -234,8 +236,8 @@ async def test_tools_and_schema_round_trip_with_header_values_masked(
     agent = await _create(
         client, auth, tools=["read_artifact", server, LOOKUP], output_schema=draft7
     )
-    shown = {**server, "headers": {"Authorization": "***", "X-Tenant": "***"}}
-    assert agent["config"]["tools"] == ["read_artifact", shown, LOOKUP]
+    shown = {**server, "headers": {"Authorization": "***", "X-Tenant": "***"}, **ON_ERROR}
+    assert agent["config"]["tools"] == ["read_artifact", shown, {**LOOKUP, **ON_ERROR}]
     assert agent["config"]["output_schema"] == draft7
     url = f"/v1/agents/{agent['agent_id']}"
     assert (await client.get(url, headers=auth)).json() == agent
@@ -258,6 +260,8 @@ async def test_tools_and_schema_round_trip_with_header_values_masked(
             "allowed_tools": None,
             "require_approval": "never",
             "idempotent": False,
+            "on_error": "fail",
+            "max_consecutive_errors": 3,
         }
     ]
     every = await _create(client, auth, tools=[mcp(server_label="safe", idempotent=True)])

@@ -45,7 +45,10 @@ def test_wait_returns_when_the_run_needs_its_caller(atrium: Client) -> None:
 
 
 def test_run_tools_answers_every_wait(atrium: Client) -> None:
-    agent = atrium.agents.create("hitl", config={"tools": [LOOKUP, SHOUT]})
+    """An error the function raises, or a function the caller lacks, is a failed output: with
+    on_error "return" the model reads it and the run goes on."""
+    tools = [{**LOOKUP, "on_error": "return"}, {**SHOUT, "on_error": "return"}]
+    agent = atrium.agents.create("hitl", config={"tools": tools})
     prompt = 'call lookup {"word": "one"}\ncall shout {}\ncall lookup {"word": "boom"}'
     run = atrium.runs.create(prompt, agent_id=agent.agent_id)
 
@@ -58,9 +61,25 @@ def test_run_tools_answers_every_wait(atrium: Client) -> None:
     assert done.status == "completed"
     result = str(done.result)
     assert 'lookup returned: {"word":"one","meaning":"the first number"}' in result
-    assert "shout returned: error: LookupError: the caller has no function 'shout'" in result
-    assert "lookup returned: error: ValueError: no such word" in result
+    assert "shout failed: LookupError: the caller has no function 'shout'" in result
+    assert "lookup failed: ValueError: no such word" in result
     assert done.billing is not None and done.billing.requests == 4
+
+
+def test_run_tools_with_a_function_that_raises_and_on_error_fail(atrium: Client) -> None:
+    agent = atrium.agents.create("hitl", config={"tools": [LOOKUP]})  # on_error "fail"
+    run = atrium.runs.create('call lookup {"word": "boom"}', agent_id=agent.agent_id)
+
+    def lookup(word: str) -> str:
+        raise ValueError(f"no such word: {word}")
+
+    done = atrium.runs.run_tools(run.run_id, {"lookup": lookup}, timeout=60)
+    assert done.status == "failed"
+    assert done.error is not None
+    assert (done.error.code, done.error.message) == (
+        "TOOL_ERROR",
+        "lookup failed: ValueError: no such word: boom",
+    )
 
 
 async def test_async_run_tools_with_coroutines_and_an_approver(async_atrium: AsyncClient) -> None:

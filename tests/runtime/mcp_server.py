@@ -1,8 +1,9 @@
 """A real MCP server (fastmcp, streamable HTTP) that the tools tests run on a loopback port.
 
 Its tools: `echo(text)`, `add(a, b)`, `fail(message)` (answers with an MCP tool error),
-`sleep(seconds)`, `nested(depth)` (an object that many levels deep), and `b_c` / `c` (names that
-collide once prefixed, see the collision test).
+`flaky(key, failures)` (an MCP tool error for the first `failures` calls with that key, then an
+answer), `sleep(seconds)`, `nested(depth)` (an object that many levels deep), and `b_c` / `c`
+(names that collide once prefixed, see the collision test).
 It records what reached it: every call with its arguments and the request's headers, and how
 many times its tools were listed.
 """
@@ -37,6 +38,7 @@ class Call:
 class Seen:
     calls: list[Call] = field(default_factory=list)
     lists: int = 0
+    flaky: dict[str, int] = field(default_factory=dict)  # calls of `flaky` by key
 
 
 class _Recorder(Middleware):
@@ -77,6 +79,14 @@ def _server(seen: Seen) -> FastMCP:
     def fail(message: str) -> str:
         """Always fails with the message."""
         raise ToolError(message)
+
+    @server.tool
+    def flaky(key: str, failures: int) -> str:
+        """Fails the first `failures` calls with this key, then answers."""
+        seen.flaky[key] = call = seen.flaky.get(key, 0) + 1
+        if call <= failures:
+            raise ToolError(f"{key} is busy (call {call}), try again")
+        return f"{key} ready after {call - 1} failures"
 
     @server.tool
     async def sleep(seconds: float) -> str:

@@ -134,6 +134,7 @@ async def test_mcp_calls_and_an_output_line_over_the_wire(
         "docs_c",
         "docs_echo",
         "docs_fail",
+        "docs_flaky",
         "docs_nested",
         "docs_sleep",
         "final_result",

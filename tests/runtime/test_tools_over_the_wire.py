@@ -65,6 +65,7 @@ async def test_a_provider_calls_an_mcp_tool_and_gets_its_result(
         "docs_c",
         "docs_echo",
         "docs_fail",
+        "docs_flaky",
         "docs_nested",
         "docs_sleep",
     ]

@@ -2,7 +2,8 @@
 
 `charge(amount)` counts each execution (`server.charges`) and stays in flight until the test
 sets `server.released`: the test kills the worker that made the call while it is at the server,
-and the count says how many times the side effect happened.
+and the count says how many times the side effect happened. With `server.decline` set, a call
+charges, then answers with that MCP tool error (a failure after the side effect).
 """
 
 from __future__ import annotations
@@ -10,6 +11,7 @@ from __future__ import annotations
 import asyncio
 
 from fastmcp import FastMCP
+from fastmcp.exceptions import ToolError
 
 from tests.loopback import LoopbackServer
 
@@ -20,6 +22,7 @@ class ChargingMcpServer:
     def __init__(self) -> None:
         self.charges = 0
         self.released = asyncio.Event()
+        self.decline: str | None = None
         server = FastMCP("atrium-test-charges")
 
         @server.tool
@@ -27,6 +30,8 @@ class ChargingMcpServer:
             """Charge the amount: each call is one more charge."""
             self.charges += 1
             await self.released.wait()
+            if self.decline is not None:
+                raise ToolError(self.decline)
             return f"charged {amount}"
 
         # The call of a killed worker is still held when the test ends: waited for a moment.

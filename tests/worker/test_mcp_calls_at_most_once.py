@@ -163,3 +163,36 @@ async def test_a_call_that_answered_before_its_worker_died_is_not_made_again(
         assert "call_pay (pay_charge)" in done["error"]["message"]
         assert mcp_server.charges == 1
         assert len(chat.requests) == 2  # the run stopped before asking the model again
+
+
+async def test_a_call_whose_error_went_back_to_the_model_is_not_made_again(
+    tmp_path: Path, mcp_server: ChargingMcpServer
+) -> None:
+    """on_error "return": the call failed after charging, its error went to the model, and the
+    worker died during the model's next request. A failed call may have taken effect: the
+    next attempt does not make it again."""
+    mcp_server.released.set()
+    mcp_server.decline = "declined after charging"
+    async with ChatServer(
+        tool_call=("pay_charge", {"amount": 5}), stall_request=2, call_id="call_pay"
+    ) as chat:
+        env = _env(tmp_path, llm_base_url=chat.base_url)
+        with Servers(tmp_path, env) as servers:
+            config = {"model": "openai-compatible:local"}
+            tool = _pay(mcp_server.url, on_error="return")
+            first, run_id = await _start(servers, [tool], config)
+            for _ in range(600):
+                if len(chat.requests) >= 2:
+                    break
+                await asyncio.sleep(0.05)
+            assert len(chat.requests) == 2 and mcp_server.charges == 1
+            # The model's second request carries the error as the call's result.
+            assert "declined after charging" in str(chat.requests[1])
+            first.kill()
+            done = await _taken_over(servers, run_id)
+        assert done["status"] == "failed", done
+        assert done["error"]["code"] == "TOOL_OUTCOME_UNKNOWN"
+        message = done["error"]["message"]
+        assert "call_pay (pay_charge)" in message and "not sent again" in message, message
+        assert mcp_server.charges == 1
+        assert len(chat.requests) == 2

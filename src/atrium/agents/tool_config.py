@@ -15,6 +15,7 @@ from typing import Annotated, Any, Final, Literal
 
 from pydantic import (
     BaseModel,
+    BeforeValidator,
     ConfigDict,
     Discriminator,
     Field,
@@ -37,6 +38,11 @@ MAX_URL_LENGTH: Final = 2_048
 MAX_TOOL_NAMES: Final = 256
 MAX_DESCRIPTION: Final = 1_024
 SERVER_LABEL: Final = r"^[a-zA-Z][a-zA-Z0-9_]{0,31}$"
+# A tool that fails this many times in a row with `on_error: "return"` ends its run: enough
+# for a model to retry a flaky tool or try other arguments, few enough that a tool that is
+# down does not spend the run's requests (docs/decisions/0049-tool-errors-to-the-model.md).
+DEFAULT_MAX_CONSECUTIVE_ERRORS: Final = 3
+MAX_CONSECUTIVE_ERRORS: Final = 100
 # The names model providers accept for a tool (OpenAI's rule, the strictest of them).
 FUNCTION_NAME: Final = r"^[a-zA-Z0-9_-]{1,64}$"
 # MCP's recommended tool names (its spec, "Tool names").
@@ -65,6 +71,34 @@ def _unique_items(schema: dict[str, Any]) -> None:
 
 class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", strict=True)
+
+
+def _integral(value: Any) -> Any:
+    # Strict, but OpenAPI 3.1's JSON Schema counts a number with a zero fraction (3.0) as an
+    # integer: a client that sends one must not get a 400.
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    return value
+
+
+# What an error of an entry's tools does to the run (`runtime/tool_errors.py`).
+OnError = Annotated[
+    Literal["fail", "return"],
+    Field(
+        description='"fail": a failed call ends the run with TOOL_ERROR. "return": the error '
+        "text goes back to the model as the call's result, and the run goes on."
+    ),
+]
+MaxConsecutiveErrors = Annotated[
+    int,
+    Field(
+        ge=1,
+        le=MAX_CONSECUTIVE_ERRORS,
+        description='With on_error "return": how many failed calls of one tool in a row go '
+        "back to the model; one more ends the run with TOOL_ERROR_LIMIT.",
+    ),
+    BeforeValidator(_integral),
+]
 
 
 McpToolName = Annotated[str, StringConstraints(pattern=MCP_TOOL_NAME)]
@@ -125,6 +159,8 @@ class McpServerTool(_Strict):
         description="The server's tools that are safe to call twice (true: all of them): a "
         "call whose worker was lost is sent again instead of failing the run.",
     )
+    on_error: OnError = "fail"
+    max_consecutive_errors: MaxConsecutiveErrors = DEFAULT_MAX_CONSECUTIVE_ERRORS
 
 
 class FunctionTool(_Strict):
@@ -136,6 +172,8 @@ class FunctionTool(_Strict):
     parameters: dict[str, Any] = Field(
         default_factory=lambda: dict(NO_ARGUMENTS), json_schema_extra=DOCUMENTED_SCHEMA
     )
+    on_error: OnError = "fail"
+    max_consecutive_errors: MaxConsecutiveErrors = DEFAULT_MAX_CONSECUTIVE_ERRORS
 
 
 Tool = str | McpServerTool | FunctionTool

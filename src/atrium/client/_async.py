@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import builtins
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Collection, Mapping
 from contextlib import asynccontextmanager
 from datetime import date
 from pathlib import Path
@@ -481,12 +481,18 @@ class Runs(_Resource):
         approvals: Mapping[str, bool] | None = None,
         reasons: Mapping[str, str] | None = None,
         idempotency_key: str | None = None,
+        failed: Collection[str] = (),
     ) -> Run:
         """Answer every pending call of a `requires_action` run at once: `tool_outputs` maps a
         function call's id to its output, `approvals` an approval call's id to True (approve)
-        or False (deny, with `reasons[id]` for the model). The run is queued again."""
+        or False (deny, with `reasons[id]` for the model). `failed`: the ids among
+        `tool_outputs` whose output is the error the function raised (`is_error`; the
+        function's `on_error` says whether the model reads it or the run fails). The run is
+        queued again."""
         return await self._client.send(
-            calls.submit_actions(run_id, tool_outputs, approvals, reasons, idempotency_key)
+            calls.submit_actions(
+                run_id, tool_outputs, approvals, reasons, idempotency_key, failed=failed
+            )
         )
 
     async def run_tools(
@@ -499,9 +505,11 @@ class Runs(_Resource):
         on_event: Callable[[RunEvent], Awaitable[None] | None] | None = None,
     ) -> Run:
         """Be the run's function tools until it finishes: each time it waits, call
-        `tools[name](**arguments)` for each function call (its return value, or the error it
-        raised, is the output) and answer each approval with `approve` (a bool, or a function
-        of the pending call returning one). Returns the finished run."""
+        `tools[name](**arguments)` for each function call (its return value is the output; an
+        error it raises is sent as a failed output, `TypeName: message`, which the function's
+        `on_error` hands to the model or ends the run with) and answer each approval with
+        `approve` (a bool, or a function of the pending call returning one). Returns the
+        finished run."""
         deadline = None if timeout is None else time.monotonic() + timeout
         while True:
             remaining = None if deadline is None else max(0.0, deadline - time.monotonic())
@@ -509,6 +517,7 @@ class Runs(_Resource):
             if not run.waiting or run.required_action is None:
                 return run
             outputs: dict[str, Any] = {}
+            failed: set[str] = set()
             approvals: dict[str, bool] = {}
             for call in run.required_action.tool_calls:
                 if call.kind == "approval":
@@ -522,8 +531,9 @@ class Runs(_Resource):
                     if function is None:
                         raise LookupError(f"the caller has no function {call.name!r}")
                     value = await acall_user(function, **calls.tool_arguments(call))
-                except Exception as exc:  # the model reads what went wrong, the run goes on
-                    value = f"error: {type(exc).__name__}: {exc}"
+                except Exception as exc:  # the agent's on_error decides what it does
+                    value = f"{type(exc).__name__}: {exc}"
+                    failed.add(call.id)
                 outputs[call.id] = calls.tool_output(value)
             await self.submit_actions(
                 run_id,
@@ -532,6 +542,7 @@ class Runs(_Resource):
                 reasons=calls.denial_reasons(approvals),
                 # Retried after a dropped connection, the same answer is not sent twice.
                 idempotency_key=calls.actions_key(run.required_action),
+                failed=failed,
             )
 
     async def artifacts(self, run_id: str) -> builtins.list[Artifact]:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from datetime import date
 from typing import Any, Generic, Literal, TypedDict, TypeVar, Unpack
 
@@ -164,11 +164,13 @@ def submit_actions(
     approvals: Mapping[str, bool] | None = None,
     reasons: Mapping[str, str] | None = None,
     idempotency_key: str | None = None,
+    failed: Collection[str] = (),
 ) -> Call[Run]:
     reasons = reasons or {}
     body = {
         "tool_outputs": [
             {"tool_call_id": call_id, "output": output}
+            | ({"is_error": True} if call_id in failed else {})
             for call_id, output in (tool_outputs or {}).items()
         ],
         "approvals": [

@@ -9,7 +9,9 @@ deferred tools.
 The run then waits (`requires_action`) with its messages so far and the pending calls in the
 database. When the caller answers, any worker resumes it: the same messages, and the answers
 as `DeferredToolResults` (an output for each function call, `ToolApproved` or `ToolDenied` for
-each approval), so pydantic-ai continues from the pending calls as if it had never stopped.
+each approval), so pydantic-ai continues from the pending calls as if it had never stopped. An
+output the caller marks `is_error` is a failed call: `ToolFailed` for the model, or the end of
+the run, as the function's `on_error` says (`runtime/tool_errors.py`).
 
 The caller sees and answers each call by its `wire_call_id` (`runtime.observed_calls`); the answers
 go back to pydantic-ai under the model's own ids, found in the run's messages.
@@ -17,12 +19,13 @@ go back to pydantic-ai under the model's own ids, found in the run's messages.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final, Literal
 
 from pydantic_ai import RunContext
-from pydantic_ai.exceptions import ApprovalRequired
+from pydantic_ai.exceptions import ApprovalRequired, ToolFailed
 from pydantic_ai.messages import ModelMessage, ModelResponse, ToolCallPart
 from pydantic_ai.tools import (
     DeferredToolRequests,
@@ -35,7 +38,8 @@ from pydantic_ai.toolsets import ExternalToolset, ToolsetTool, WrapperToolset
 
 from atrium.agents.tool_config import ApprovalList, FunctionTool, McpServerTool
 from atrium.runtime.artifact_tools import RunDeps
-from atrium.runtime.observed_calls import wire_call_id
+from atrium.runtime.observed_calls import ToolFailure, wire_call_id
+from atrium.runtime.tool_errors import ToolErrors
 
 CallKind = Literal["function", "approval"]
 _META_LABEL: Final = "server_label"
@@ -143,6 +147,8 @@ class Resume:
     requests: int = 0
     tool_call_count: int = 0
     outputs: dict[str, Any] = field(init=False)
+    # The function calls whose output is the error the function raised (`is_error`).
+    failed: frozenset[str] = field(init=False)
     approvals: dict[str, tuple[bool, str | None]] = field(init=False)
 
     def __post_init__(self) -> None:
@@ -153,20 +159,33 @@ class Resume:
             item["tool_call_id"]: (bool(item["approve"]), item.get("reason"))
             for item in self.answers.get("approvals", [])
         }
+        failed = frozenset(
+            item["tool_call_id"]
+            for item in self.answers.get("tool_outputs", [])
+            if item.get("is_error")
+        )
         object.__setattr__(self, "outputs", outputs)
+        object.__setattr__(self, "failed", failed)
         object.__setattr__(self, "approvals", approvals)
 
-    def results(self, messages: Sequence[ModelMessage]) -> DeferredToolResults:
+    def results(self, messages: Sequence[ModelMessage], errors: ToolErrors) -> DeferredToolResults:
         """The answers as pydantic-ai takes them: by the ids the model gave its calls in
-        `messages` (the run's messages so far)."""
+        `messages` (the run's messages so far). A failed output goes back as `ToolFailed`, or
+        ends the run (`ToolFailure`, or `ToolErrorLimit` from `errors`)."""
         model_ids = {
             wire_call_id(part.tool_call_id): part.tool_call_id
             for message in messages
             if isinstance(message, ModelResponse)
             for part in message.tool_calls
         }
+        names = {call["id"]: str(call["name"]) for call in self.tool_calls}
+        calls: dict[str, Any] = {}
+        for call_id, output in self.outputs.items():
+            if call_id in self.failed:
+                output = self._failure(names.get(call_id, call_id), output, errors)
+            calls[model_ids.get(call_id, call_id)] = output
         return DeferredToolResults(
-            calls={model_ids.get(call_id, call_id): out for call_id, out in self.outputs.items()},
+            calls=calls,
             approvals={
                 model_ids.get(call_id, call_id): (
                     ToolApproved() if approve else ToolDenied(denial_text(reason))
@@ -174,3 +193,12 @@ class Resume:
                 for call_id, (approve, reason) in self.approvals.items()
             },
         )
+
+    @staticmethod
+    def _failure(name: str, output: Any, errors: ToolErrors) -> ToolFailed:
+        """A function's failed output as the model reads it, unless it ends the run."""
+        text = output if isinstance(output, str) else json.dumps(output, ensure_ascii=False)
+        message = f"{name} failed: {text}"
+        if not errors.goes_back(name, name, message):
+            raise ToolFailure(message)
+        return ToolFailed(text)

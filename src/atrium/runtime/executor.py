@@ -58,6 +58,7 @@ from atrium.runtime.observed_calls import (
 from atrium.runtime.output import StructuredOutput
 from atrium.runtime.sink import RunSink
 from atrium.runtime.streamed_text import StreamedText
+from atrium.runtime.tool_errors import ToolErrorLimit, ToolErrors
 from atrium.settings import Settings
 
 log = logging.getLogger("atrium.runtime")
@@ -107,6 +108,7 @@ _RUN_ENDINGS = (
     _CancelRequested,
     RunCancelled,
     ToolFailure,
+    ToolErrorLimit,
     UnrepeatableCall,
     UsageLimitExceeded,
     ModelAPIError,
@@ -117,6 +119,7 @@ _RUN_ENDINGS = (
 )
 _FAILURE_CODES: tuple[tuple[type[Exception], str], ...] = (
     (ToolFailure, "TOOL_ERROR"),
+    (ToolErrorLimit, "TOOL_ERROR_LIMIT"),
     (UnrepeatableCall, "TOOL_OUTCOME_UNKNOWN"),
     (UsageLimitExceeded, "USAGE_LIMIT_EXCEEDED"),
     (ModelUnavailable, "MODEL_UNAVAILABLE"),
@@ -457,8 +460,12 @@ def _plan(spec: RunSpec, log: ToolCallLog) -> _Plan:
     if spec.resume is not None:
         resumed = ModelMessagesTypeAdapter.validate_python(spec.resume.messages)
         history = [*history, *resumed]
-        answers = spec.resume.results(resumed)
+        # Announced first: an answer that ends the run shows in its events too.
         _announce_answers(log, spec.resume)
+        log.errors = ToolErrors.of(tools, resumed)
+        answers = spec.resume.results(resumed, log.errors)
+    else:
+        log.errors = ToolErrors.of(tools)
     return _Plan(tools, servers, structured, output_type, local, history, answers)
 
 
@@ -544,7 +551,8 @@ def _announce_answers(log: ToolCallLog, resume: Resume) -> None:
     for call in resume.tool_calls:
         call_id, name, label = call["id"], call["name"], call.get("server_label")
         if call_id in resume.outputs:
-            log.returned(call_id, name, label, resume.outputs[call_id], is_error=False)
+            failed = call_id in resume.failed
+            log.returned(call_id, name, label, resume.outputs[call_id], is_error=failed)
         elif call_id in resume.approvals and not resume.approvals[call_id][0]:
             denial = denial_text(resume.approvals[call_id][1])
             log.returned(call_id, name, label, denial, is_error=True)

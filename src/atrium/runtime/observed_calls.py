@@ -2,8 +2,9 @@
 
 `tool.called` `{tool_call_id, name, server_label, arguments}` goes out when a tool is called,
 `tool.returned` `{tool_call_id, name, server_label, output, is_error}` when it answers, fails,
-or asks the model to retry; `name` is the tool's own name (`search`, not the `docs_search` the
-model sees), `server_label` its MCP server's label or null. Both carry the label, so either
+or asks the model to retry (whether a failure ends the run: `runtime/tool_errors.py`); `name`
+is the tool's own name (`search`, not the `docs_search` the model sees), `server_label` its MCP
+server's label or null. Both carry the label, so either
 names the tool as the model sees it: a denied approval's `tool.returned` has no call before it.
 Billing's `tool_calls` is the number of `tool.called` events: every call counts, failed ones
 too.
@@ -17,11 +18,11 @@ from __future__ import annotations
 
 import hashlib
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Final
 
 import pydantic_core
-from pydantic_ai import ModelRetry, RunContext
+from pydantic_ai import ModelRetry, RunContext, ToolFailed
 from pydantic_ai.exceptions import UserError
 from pydantic_ai.toolsets import CombinedToolset, ToolsetTool, WrapperToolset
 
@@ -30,6 +31,7 @@ from atrium.db.models import EventKind
 from atrium.kit.json_depth import TOO_DEEP, too_deep
 from atrium.runtime.artifact_tools import RunDeps
 from atrium.runtime.sink import RunSink
+from atrium.runtime.tool_errors import ToolErrors
 
 MAX_OUTPUT_BYTES: Final = 4_096
 _TRUNCATED: Final = " … [truncated]"
@@ -43,7 +45,8 @@ _PLAIN_CALL_ID = re.compile(r"[A-Za-z0-9_.:-]{1,64}")
 
 
 class ToolFailure(Exception):
-    """A tool that cannot answer (unreachable, too slow, failed): the run fails with TOOL_ERROR."""
+    """A tool that cannot answer (unreachable, too slow, failed): the run fails with TOOL_ERROR,
+    or a call's error goes back to the model (`on_error: "return"`)."""
 
 
 def wire_call_id(call_id: str) -> str:
@@ -67,10 +70,12 @@ def shown_output(output: object) -> str:
 
 @dataclass(slots=True)
 class ToolCallLog:
-    """The run's tool calls: their events go to the sink, their number to billing."""
+    """The run's tool calls: their events go to the sink, their number to billing; `errors`
+    says which failures go back to the model."""
 
     sink: RunSink
     count: int = 0
+    errors: ToolErrors = field(default_factory=ToolErrors)
 
     def called(self, call_id: str, name: str, server_label: str | None, args: object) -> None:
         self.count += 1
@@ -122,8 +127,12 @@ class ObservedToolset(WrapperToolset[RunDeps]):
     log: ToolCallLog
     server_label: str | None = None
 
+    def _seen(self, name: str) -> str:
+        """The tool's name as the model sees it."""
+        return name if self.server_label is None else f"{self.server_label}_{name}"
+
     def _shown(self, name: str) -> str:
-        return name if self.server_label is None else f"{self.server_label}_{name} (MCP)"
+        return name if self.server_label is None else f"{self._seen(name)} (MCP)"
 
     async def call_tool(
         self,
@@ -144,8 +153,13 @@ class ObservedToolset(WrapperToolset[RunDeps]):
                 raise ToolFailure(f"{self._shown(name)} answered JSON that {TOO_DEEP}")
         except (ModelRetry, ToolFailure) as exc:
             log.returned(call_id, name, self.server_label, str(exc), is_error=True)
+            if isinstance(exc, ToolFailure) and log.errors.goes_back(
+                self.server_label, self._seen(name), str(exc)
+            ):
+                raise ToolFailed(str(exc)) from None
             raise
         log.returned(call_id, name, self.server_label, output, is_error=False)
+        log.errors.succeeded(self._seen(name))
         return output
 
 

@@ -122,6 +122,15 @@ class ToolOutput(BaseModel):
 
     tool_call_id: str = Field(max_length=200)
     output: Any = Field(description="What the function returned: text, or any JSON value.")
+    # Left out of the stored answer and its Idempotency-Key hash when false: an answer that
+    # does not use it matches one stored by an atrium that does not know the field.
+    is_error: bool = Field(
+        False,
+        strict=True,
+        exclude_if=lambda value: not value,
+        description="The output is the error the function raised: the function's on_error "
+        'says whether the model reads it ("return") or the run fails ("fail").',
+    )
 
 
 class Approval(BaseModel):

@@ -32,6 +32,26 @@ export function parseJsonField(text, parameter) {
   }
 }
 
+// What a failed call of the entry's tools does (`on_error`, `max_consecutive_errors`).
+function onErrorFields(tool) {
+  const mode = h("select", { "data-key": "on_error" }, [
+    ["fail", "End the run"], ["return", "Tell the model"],
+  ].map(([value, text]) => h("option", { value, selected: value === (tool?.on_error ?? "fail") }, text)));
+  const limit = h("input", {
+    "data-key": "max_consecutive_errors", type: "number", min: 1, max: 100, step: 1,
+    value: String(tool?.max_consecutive_errors ?? 3),
+  });
+  const limitField = field("Errors in a row the model may see", limit, "One more ends the run", { errorSlot: true });
+  limitField.hidden = mode.value !== "return";
+  mode.addEventListener("change", () => { limitField.hidden = mode.value !== "return"; });
+  return {
+    element: h("div", { class: "row" },
+      field("When a call fails", mode, "Tell the model: it reads the error and may try again", { errorSlot: true }),
+      limitField),
+    read: () => ({ on_error: mode.value, max_consecutive_errors: Number(limit.value) }),
+  };
+}
+
 function headerRow(header) {
   const stored = Boolean(header);
   const name = h("input", {
@@ -73,6 +93,7 @@ function mcpCard(server, number, onRemove) {
   mode.addEventListener("change", () => { someField.hidden = mode.value !== "some"; });
   const headers = h("ul", { class: "header-rows" },
     Object.keys(server?.headers || {}).map((name) => headerRow({ name })));
+  const onError = onErrorFields(server);
   const card = h("fieldset", { class: "tool-card", dataset: { kind: "mcp" } }, [
     h("legend", {}, `MCP server ${number}`),
     h("div", { class: "row" },
@@ -82,6 +103,7 @@ function mcpCard(server, number, onRemove) {
       field("Allowed tools", allowed, "Comma-separated; empty: every tool of the server", { errorSlot: true }),
       field("Require approval", mode, "A run waits for your approval before such a call", { errorSlot: true })),
     someField,
+    onError.element,
     h("fieldset", { class: "headers" }, [
       h("legend", {}, "Headers (write-only)"),
       h("p", { class: "hint" }, "Sent to the server on every request and stored encrypted. A stored value is shown as “set”; leave it blank to keep it (the server asks for it again if the URL changes)."),
@@ -102,6 +124,7 @@ function mcpCard(server, number, onRemove) {
       require_approval: requireApproval,
       // Not edited here: kept as stored, so a save from this page does not reset it.
       idempotent: server?.idempotent ?? false,
+      ...onError.read(),
     };
   };
   return card;
@@ -112,16 +135,18 @@ function functionCard(tool, number, onRemove) {
   const description = h("input", { "data-key": "description", maxlength: 1024, value: tool?.description || "" });
   const parameters = h("textarea", { "data-key": "parameters", rows: 4, spellcheck: "false", class: "mono", placeholder: NO_ARGUMENTS });
   parameters.value = tool?.parameters ? JSON.stringify(tool.parameters, null, 2) : "";
+  const onError = onErrorFields(tool);
   const card = h("fieldset", { class: "tool-card", dataset: { kind: "function" } }, [
     h("legend", {}, `Function ${number}`),
     h("div", { class: "row" },
       field("Function name", name, "A run that calls it waits for you to send its output", { errorSlot: true }),
       field("Function description", description, "What the model reads about it", { errorSlot: true })),
     field("Parameters (JSON Schema)", parameters, "An object schema; empty: no arguments", { errorSlot: true }),
+    onError.element,
     h("div", { class: "actions" }, removeButton(`Remove function ${number}`, () => onRemove(card))),
   ]);
   card.read = () => {
-    const entry = { type: "function", name: name.value.trim(), description: description.value };
+    const entry = { type: "function", name: name.value.trim(), description: description.value, ...onError.read() };
     const schema = parseJsonField(parameters.value, "parameters");
     if (schema !== null) entry.parameters = schema;
     return entry;
