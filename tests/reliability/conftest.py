@@ -113,15 +113,17 @@ class Seeded:
     artifact_id: str = ""
     webhook_id: str = ""
     provider_id: str = ""
+    thread_id: str = ""
     extra: dict[str, Any] = field(default_factory=dict)
 
 
 async def seed_account(
     client: httpx.AsyncClient, headers: dict[str, str], tag: str, *, run: bool = True
 ) -> Seeded:
-    """A domain, a space, an agent, a finished run with an artifact (unless `run` is False: the
-    run is most of the cost), a webhook endpoint and a model provider (made after the run, on
-    names that never resolve: nothing is ever sent to them)."""
+    """A domain, a space, an agent, a finished run with an artifact and its thread (unless `run`
+    is False: the run is most of the cost; a thread without runs then), a webhook endpoint and
+    a model provider (made after the run, on names that never resolve: nothing is ever sent to
+    them)."""
     seeded = Seeded(headers=headers)
     domain = await client.post(
         "/api/v1/domains",
@@ -146,6 +148,11 @@ async def seed_account(
         assert done["status"] == "completed", done
         seeded.run_id = made["run_id"]
         seeded.artifact_id = done["artifacts"][0]["artifact_id"]
+        seeded.thread_id = made["thread_id"]
+    else:
+        thread = await client.post("/api/v1/public/threads", json={}, headers=headers)
+        assert thread.status_code == 201, thread.text
+        seeded.thread_id = thread.json()["id"]
     webhook = await client.post(
         "/v1/webhooks", json={"url": f"https://{tag}.hooks.example.invalid/seed"}, headers=headers
     )
@@ -169,6 +176,8 @@ def resource_paths(seeded: Seeded) -> dict[str, str]:
         "agent": f"/v1/agents/{seeded.agent_id}",
         "webhook": f"/v1/webhooks/{seeded.webhook_id}",
         "provider": f"/v1/providers/{seeded.provider_id}",
+        "thread": f"/api/v1/public/threads/{seeded.thread_id}",
+        "thread_messages": f"/api/v1/public/threads/{seeded.thread_id}/messages",
     }
     if seeded.run_id:
         run = f"{RUNS}/{seeded.run_id}"

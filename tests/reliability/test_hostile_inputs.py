@@ -141,6 +141,7 @@ def _real_path(path: str, seeded: Seeded) -> str:
         "artifact_id": seeded.artifact_id,
         "webhook_id": seeded.webhook_id,
         "provider": seeded.provider_id,
+        "thread_id": seeded.thread_id,
     }
     return _PARAM.sub(lambda match: values[match.group(1)], path)
 
@@ -262,11 +263,11 @@ async def _account_for(
 ) -> Seeded:
     """The shared account for an operation that only reads; else an account of the test's own
     (a fresh tag: domain names are unique across accounts), with a run when the operation
-    names one or acts on an agent (every seeded agent used to have a run)."""
+    names one, or acts on an agent (every seeded agent used to have a run) or a thread."""
     if method == "GET":
         return shared
     key = await make_key()
-    run = "{run_id}" in path or "{agent_id}" in path
+    run = any(name in path for name in ("{run_id}", "{agent_id}", "{thread_id}"))
     return await seed_account(client, bearer(key.key), f"hostile-{secrets.token_hex(4)}", run=run)
 
 
@@ -364,7 +365,12 @@ async def test_hostile_inputs_never_break_an_operation(
     # Nothing was dropped or corrupted by what was sent (unless this operation deletes it).
     for name, record_path in resource_paths(seeded).items():
         response = await client.get(record_path, headers=auth)
-        if method == "DELETE" and record_path == real:
+        if method == "DELETE" and (
+            record_path == real
+            or record_path.startswith(real + "/")
+            # A deleted thread takes its runs with it.
+            or ("/threads/" in real and record_path.startswith(RUNS))
+        ):
             continue
         assert response.status_code == 200, (name, response.status_code, response.text[:200])
     listing = await client.get("/api/v1/domains", headers=bearer(auth["Authorization"][7:]))

@@ -63,6 +63,7 @@ def _path_of(template: str, seeded: Seeded) -> str:
         "artifact_id": seeded.artifact_id,
         "webhook_id": seeded.webhook_id,
         "provider": seeded.provider_id,
+        "thread_id": seeded.thread_id,
     }
     return _PARAM.sub(lambda match: values[match.group(1)], template)
 
@@ -126,6 +127,7 @@ async def test_another_accounts_key_gets_404_on_every_record_operation(
 
     # Lists never show the owner's records.
     lists = ("/api/v1/domains", "/api/v1/spaces", "/v1/agents", RUNS, "/v1/analytics/usage")
+    lists = (*lists, "/api/v1/public/threads")
     for path in (*lists, "/v1/webhooks", "/v1/webhooks/deliveries"):
         listing = await client.get(path, headers=intruder.headers)
         assert listing.status_code == 200, listing.text

@@ -40,7 +40,12 @@ _METADATA_FILTER: dict[str, Any] = {
             f"that string value; up to {service.MAX_METADATA_FILTERS} keys, all must match.",
             "schema": {
                 "type": "object",
-                "additionalProperties": {"type": "string"},
+                "propertyNames": {"pattern": service.METADATA_KEY_PATTERN},
+                "additionalProperties": {
+                    "type": "string",
+                    "maxLength": service.MAX_METADATA_VALUE,
+                    "pattern": "^[^\\u0000]*$",
+                },
                 "maxProperties": service.MAX_METADATA_FILTERS,
             },
         }

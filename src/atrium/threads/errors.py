@@ -16,7 +16,8 @@ class ForkPointNotInHistory(InvalidParameter):
 
 class MetadataFilterInvalid(InvalidParameter):
     """A `metadata[key]=value` filter of the threads list is malformed: the query parameter is
-    not `metadata[<key>]`, its key is empty, too long or given twice, or there are too many."""
+    not `metadata[<key>]`, its key is not 1-64 letters, digits, spaces and `_ . : / @ + -`, or is
+    given twice, its value is over 512 characters, or there are more than 8."""
 
     def __init__(self, parameter: str, message: str) -> None:
         super().__init__(parameter[:80], message)

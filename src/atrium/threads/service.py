@@ -35,7 +35,10 @@ _ID: Final = re.compile(rf"^[A-Za-z0-9_-]{{1,{MAX_ID_LENGTH}}}$")
 # `metadata[key]=value` filters of the list.
 _METADATA_FILTER: Final = re.compile(r"^metadata\[(.*)\]$", re.DOTALL)
 MAX_METADATA_FILTERS: Final = 8
-MAX_METADATA_KEY: Final = 64
+# A filter's key: characters that SQLite's JSON paths and PostgreSQL's `->>` both take as they
+# are (SQLite's path matches a quote, a backslash or a non-ASCII key never, PostgreSQL's does).
+METADATA_KEY_PATTERN: Final = r"^[A-Za-z0-9 _.:/@+-]{1,64}$"
+_METADATA_KEY: Final = re.compile(METADATA_KEY_PATTERN)
 MAX_METADATA_VALUE: Final = 512
 # A deleted thread's running run is flagged; its worker stops it at its next step (told
 # through the broker at once) and records what it used, which billing keeps. Past this, the
@@ -82,9 +85,10 @@ def metadata_filters(query: Iterable[tuple[str, str]]) -> dict[str, str]:
                 name, f"{name} is not a filter: use metadata[<key>]=<value>"
             )
         key = match.group(1)
-        if not 1 <= len(key) <= MAX_METADATA_KEY or not key.isprintable():
+        if not _METADATA_KEY.fullmatch(key):
             raise MetadataFilterInvalid(
-                name, f"a metadata filter's key is 1-{MAX_METADATA_KEY} printable characters"
+                name,
+                "a metadata filter's key is 1-64 letters, digits, spaces and _ . : / @ + -",
             )
         if key in filters:
             raise MetadataFilterInvalid(name, f"{name} is given more than once")
