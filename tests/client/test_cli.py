@@ -250,7 +250,7 @@ def test_configuration_errors_are_explained(server: Server) -> None:
 
 def test_help_lists_the_client_commands() -> None:
     shown = subprocess.run([ATRIUM, "--help"], capture_output=True, text=True, timeout=60)
-    commands = ("run", "runs", "artifacts", "agents", "webhooks", "domains", "spaces", "usage")
-    for command in (*commands, "serve", "keys"):
+    commands = ("run", "runs", "threads", "artifacts", "agents", "webhooks", "domains", "spaces")
+    for command in (*commands, "usage", "serve", "keys"):
         assert f" {command} " in shown.stdout
     assert sys.executable

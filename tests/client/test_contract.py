@@ -60,6 +60,15 @@ from atrium.client.records import (
     RunEvent,
     RunPage,
     Space,
+    Thread,
+    ThreadCounts,
+    ThreadDeleted,
+    ThreadForkedFrom,
+    ThreadLastRun,
+    ThreadMessage,
+    ThreadMessagePage,
+    ThreadPage,
+    ThreadToolCall,
     UsageCounters,
     UsageReport,
     Webhook,
@@ -107,6 +116,15 @@ RECORDS: dict[Record, tuple[str, ...]] = {
     Provider: ("ProviderOut",),
     ProviderList: ("ProviderList",),
     ProviderDeleted: ("ProviderDeleted",),
+    Thread: ("ThreadOut",),
+    ThreadPage: ("ThreadList",),
+    ThreadLastRun: ("LastRun",),
+    ThreadCounts: ("ThreadCounts",),
+    ThreadForkedFrom: ("ForkedFrom",),
+    ThreadMessage: ("ThreadMessage",),
+    ThreadMessagePage: ("ThreadMessageList",),
+    ThreadToolCall: ("ToolCallOut",),
+    ThreadDeleted: ("ThreadDeleted",),
 }
 
 # Server fields no client record has (they stay in `model_extra`): (component, field).
@@ -204,6 +222,12 @@ CALLS: dict[str, tuple[Call[Any], Reads]] = {
     "get_provider": (_calls.get_provider("p"), Reads(Provider)),
     "update_provider": (_calls.update_provider("p", name="q"), Reads(Provider)),
     "delete_provider": (_calls.delete_provider("p"), Reads(ProviderDeleted)),
+    "create_thread": (_calls.create_thread({"a": 1}), Reads(Thread)),
+    "list_threads": (_calls.list_threads(metadata={"a": "b"}), Reads(ThreadPage)),
+    "get_thread": (_calls.get_thread("thr_1"), Reads(Thread)),
+    "thread_messages": (_calls.thread_messages("thr_1"), Reads(ThreadMessagePage)),
+    "fork_thread": (_calls.fork_thread("thr_1", "run_1"), Reads(Thread)),
+    "delete_thread": (_calls.delete_thread("thr_1"), Reads(ThreadDeleted)),
 }
 
 

@@ -48,6 +48,11 @@ from atrium.client.records import (
     RunEvent,
     RunPage,
     Space,
+    Thread,
+    ThreadDeleted,
+    ThreadMessage,
+    ThreadMessagePage,
+    ThreadPage,
     UsageReport,
     Webhook,
     WebhookDeleted,
@@ -101,6 +106,7 @@ class AsyncClient:
         self.agents = Agents(self)
         self.analytics = Analytics(self)
         self.runs = Runs(self)
+        self.threads = Threads(self)
         self.webhooks = Webhooks(self)
         self.providers = Providers(self)
 
@@ -224,7 +230,7 @@ class _Resource:
         self._client = client
 
     async def _pages(self, page_at: Callable[[str | None], Call[P]]) -> AsyncIterator[P]:
-        """Every page of a cursor-paged list, newest first: `page_at(cursor)` is the call of
+        """Every page of a cursor-paged list, in its order: `page_at(cursor)` is the call of
         the page at `cursor` (None: the first)."""
         cursor: str | None = None
         while True:
@@ -572,6 +578,78 @@ class Runs(_Resource):
             await self.download_artifact(run_id, artifact.artifact_id, to=to)
             for artifact in await self.artifacts(run_id)
         ]
+
+
+class Threads(_Resource):
+    """`/api/v1/public/threads`: conversations, their messages, forks."""
+
+    async def create(self, *, metadata: Mapping[str, Any] | None = None) -> Thread:
+        """A new, empty thread; give its `id` as the `thread_id` of its runs."""
+        return await self._client.send(calls.create_thread(metadata))
+
+    async def list(
+        self,
+        *,
+        agent_id: str | None = None,
+        metadata: Mapping[str, str] | None = None,
+        limit: int | None = None,
+        cursor: str | None = None,
+    ) -> ThreadPage:
+        """A page of threads, newest first: those with a run of `agent_id`, whose metadata has
+        every key of `metadata` with that string value. `counts` is None in lists."""
+        return await self._client.send(calls.list_threads(agent_id, metadata, limit, cursor))
+
+    async def iter_all(
+        self,
+        *,
+        agent_id: str | None = None,
+        metadata: Mapping[str, str] | None = None,
+        limit: int | None = None,
+    ) -> AsyncIterator[Thread]:
+        """Every thread matching the filters, newest first, following the cursor."""
+        async for page in self._pages(
+            lambda cursor: calls.list_threads(agent_id, metadata, limit, cursor)
+        ):
+            for thread in page.data:
+                yield thread
+
+    async def get(self, thread_id: str) -> Thread:
+        """The thread with its `status`, `last_run`, `counts` and `forked_from`."""
+        return await self._client.send(calls.get_thread(thread_id))
+
+    async def messages(
+        self, thread_id: str, *, limit: int | None = None, cursor: str | None = None
+    ) -> ThreadMessagePage:
+        """A page of the conversation as the model is given it, oldest first."""
+        return await self._client.send(calls.thread_messages(thread_id, limit, cursor))
+
+    async def iter_messages(
+        self, thread_id: str, *, limit: int | None = None
+    ) -> AsyncIterator[ThreadMessage]:
+        """Every item of the conversation, oldest first, following the cursor (`limit`: the
+        page size)."""
+        async for page in self._pages(
+            lambda cursor: calls.thread_messages(thread_id, limit, cursor)
+        ):
+            for message in page.data:
+                yield message
+
+    async def fork(
+        self,
+        thread_id: str,
+        *,
+        at_run_id: str | None = None,
+        metadata: Mapping[str, Any] | None = None,
+    ) -> Thread:
+        """A new thread whose history is this one's up to and including `at_run_id` (default:
+        its last completed run); `metadata` defaults to a copy of the original's. The original
+        is not changed."""
+        return await self._client.send(calls.fork_thread(thread_id, at_run_id, metadata))
+
+    async def delete(self, thread_id: str) -> ThreadDeleted:
+        """Delete the thread with its runs, events, artifacts and summaries (usage stays); its
+        unfinished runs are cancelled first."""
+        return await self._client.send(calls.delete_thread(thread_id))
 
 
 class Webhooks(_Resource):

@@ -33,6 +33,10 @@ from atrium.client.records import (
     RunEvent,
     RunPage,
     Space,
+    Thread,
+    ThreadDeleted,
+    ThreadMessagePage,
+    ThreadPage,
     UsageReport,
     Webhook,
     WebhookDeleted,
@@ -357,3 +361,47 @@ def update_provider(
 
 def delete_provider(provider: str) -> Call[ProviderDeleted]:
     return Call("DELETE", f"{PROVIDERS_PATH}/{provider}", parse_model(ProviderDeleted))
+
+
+# --- threads --------------------------------------------------------------------------------------
+THREADS_PATH = "/api/v1/public/threads"
+
+
+def create_thread(metadata: Mapping[str, Any] | None = None) -> Call[Thread]:
+    body = compact(metadata=dict(metadata) if metadata is not None else None)
+    return Call("POST", THREADS_PATH, parse_model(Thread), json=body)
+
+
+def list_threads(
+    agent_id: str | None = None,
+    metadata: Mapping[str, str] | None = None,
+    limit: int | None = None,
+    cursor: str | None = None,
+) -> Call[ThreadPage]:
+    """`metadata`: only threads whose metadata has each key with that string value."""
+    params: dict[str, str | int] = compact(agent_id=agent_id, limit=limit, cursor=cursor)
+    params.update({f"metadata[{key}]": value for key, value in (metadata or {}).items()})
+    return Call("GET", THREADS_PATH, parse_model(ThreadPage), params=params)
+
+
+def get_thread(thread_id: str) -> Call[Thread]:
+    return Call("GET", f"{THREADS_PATH}/{thread_id}", parse_model(Thread))
+
+
+def thread_messages(
+    thread_id: str, limit: int | None = None, cursor: str | None = None
+) -> Call[ThreadMessagePage]:
+    params = compact(limit=limit, cursor=cursor)
+    path = f"{THREADS_PATH}/{thread_id}/messages"
+    return Call("GET", path, parse_model(ThreadMessagePage), params=params)
+
+
+def fork_thread(
+    thread_id: str, at_run_id: str | None = None, metadata: Mapping[str, Any] | None = None
+) -> Call[Thread]:
+    body = compact(at_run_id=at_run_id, metadata=dict(metadata) if metadata is not None else None)
+    return Call("POST", f"{THREADS_PATH}/{thread_id}/fork", parse_model(Thread), json=body)
+
+
+def delete_thread(thread_id: str) -> Call[ThreadDeleted]:
+    return Call("DELETE", f"{THREADS_PATH}/{thread_id}", parse_model(ThreadDeleted))

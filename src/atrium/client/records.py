@@ -47,6 +47,15 @@ __all__ = [
     "RunStep",
     "Space",
     "StreamedText",
+    "Thread",
+    "ThreadCounts",
+    "ThreadDeleted",
+    "ThreadForkedFrom",
+    "ThreadLastRun",
+    "ThreadMessage",
+    "ThreadMessagePage",
+    "ThreadPage",
+    "ThreadToolCall",
     "ToolCalled",
     "ToolReturned",
     "UsageCounters",
@@ -64,6 +73,8 @@ RunStatus = Literal["queued", "running", "requires_action", "completed", "failed
 CancelReason = Literal["client", "interrupt", "rollback", "thread_deleted"]
 # What a new prompt does when its thread has an unfinished run (`runs.create(if_busy=…)`).
 IfBusy = Literal["enqueue", "reject", "interrupt", "rollback"]
+ThreadStatus = Literal["idle", "busy", "requires_action"]
+MessageRole = Literal["user", "assistant", "tool", "summary", "system"]
 TERMINAL_STATUSES: frozenset[str] = frozenset({"completed", "failed", "cancelled"})
 
 
@@ -536,3 +547,93 @@ class ProviderDeleted(_Model):
     provider_id: str
     name: str
     deleted: bool
+
+
+# --- threads --------------------------------------------------------------------------------------
+class ThreadLastRun(_Model):
+    """A thread's newest run (`runs.get(id)` has the rest of it)."""
+
+    id: str
+    status: str
+    agent_id: str
+    created_at: datetime
+
+
+class ThreadCounts(_Model):
+    """A thread's runs (in any status) and the items its conversation lists."""
+
+    runs: int
+    messages: int
+
+
+class ThreadForkedFrom(_Model):
+    """The thread and run a fork was made at (`run_id` None: the original had no run in its
+    history); the original may have been deleted since."""
+
+    thread_id: str
+    run_id: str | None
+
+
+class Thread(_Model):
+    """A conversation. `status`: `requires_action` while one of its runs waits for its caller,
+    `busy` while one is queued or running, else `idle`. `counts` is None in lists (`get` has
+    it)."""
+
+    id: str
+    object: Literal["thread"] = "thread"
+    created_at: datetime
+    metadata: dict[str, Any]
+    status: ThreadStatus
+    last_run: ThreadLastRun | None
+    counts: ThreadCounts | None
+    forked_from: ThreadForkedFrom | None
+
+
+class ThreadPage(_Model):
+    """A page of threads, newest first; pass `next_cursor` as `cursor` for the next one."""
+
+    data: list[Thread]
+    has_more: bool
+    next_cursor: str | None
+
+
+class ThreadToolCall(_Model):
+    """A tool call the model made: `arguments` a JSON object, or the model's raw text."""
+
+    id: str
+    name: str
+    arguments: Any
+
+
+class ThreadMessage(_Model):
+    """One item of a thread's conversation as the model sees it. `user`: a prompt;
+    `assistant`: one model response (`content` its text, `tool_calls` its calls); `tool`: one
+    tool's result (`tool_call_id`, `name`, `is_error`); `summary`: the summary the model is
+    given in place of every earlier item marked `compacted`; `system`: a stored system prompt.
+    `run_id` None: an item of a fork's copied history."""
+
+    id: str
+    object: Literal["thread.message"] = "thread.message"
+    run_id: str | None
+    role: MessageRole
+    content: Any = None
+    tool_calls: list[ThreadToolCall] | None = None
+    tool_call_id: str | None = None
+    name: str | None = None
+    is_error: bool | None = None
+    compacted: bool
+    created_at: datetime
+
+
+class ThreadMessagePage(_Model):
+    """A page of a conversation, oldest first; pass `next_cursor` as `cursor` for the next."""
+
+    data: list[ThreadMessage]
+    has_more: bool
+    next_cursor: str | None
+
+
+class ThreadDeleted(_Model):
+    id: str
+    object: Literal["thread"] = "thread"
+    deleted: Literal[True] = True

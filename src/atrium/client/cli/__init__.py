@@ -1,8 +1,8 @@
-"""Client commands of `atrium`: run a prompt and follow it live, list and cancel runs, download
-artifacts, manage agents, providers, webhooks, domains and spaces, show usage. They talk HTTP to
-a server: `--url`/`ATRIUM_URL` (default `http://127.0.0.1:8000`) and `--api-key`/
-`ATRIUM_API_KEY`; every one takes `--json` for scripts. None imports the server
-(docs/guide/client.md)."""
+"""Client commands of `atrium`: run a prompt and follow it live, list and cancel runs, read,
+fork and delete threads, download artifacts, manage agents, providers, webhooks, domains and
+spaces, show usage. They talk HTTP to a server: `--url`/`ATRIUM_URL` (default
+`http://127.0.0.1:8000`) and `--api-key`/`ATRIUM_API_KEY`; every one takes `--json` for
+scripts. None imports the server (docs/guide/client.md)."""
 
 from __future__ import annotations
 
@@ -15,6 +15,7 @@ from atrium.client.cli.domains import domains_app
 from atrium.client.cli.providers import providers_app
 from atrium.client.cli.runs import run, runs_app
 from atrium.client.cli.spaces import spaces_app
+from atrium.client.cli.threads import threads_app
 from atrium.client.cli.usage import usage
 from atrium.client.cli.webhooks import webhooks_app
 
@@ -25,6 +26,7 @@ def register(app: typer.Typer) -> None:
     """Add the client commands to the `atrium` command."""
     app.command("run", cls=HelpCommand)(run)
     app.add_typer(runs_app, name="runs")
+    app.add_typer(threads_app, name="threads")
     app.add_typer(artifacts_app, name="artifacts")
     app.add_typer(agents_app, name="agents")
     app.add_typer(webhooks_app, name="webhooks")
