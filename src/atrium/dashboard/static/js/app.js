@@ -1,4 +1,4 @@
-// The shell: sign-in, navigation and a hash router (#/runs, #/runs/run_…, #/agents, …).
+// The shell: sign-in, navigation and a hash router (#/runs, #/runs/run_…, #/threads, #/agents, …).
 // Every view gets an AbortSignal that fires when the user leaves it, which stops its polling
 // and event streams.
 
@@ -7,6 +7,7 @@ import { errorBox, field, h, pageHeader, replace, toast } from "./dom.js";
 import { agentEditView, agentsView } from "./agents.js";
 import { recordEditView, recordsView, DOMAINS, SPACES } from "./records.js";
 import { runView, runsView } from "./runs.js";
+import { threadView, threadsView } from "./threads.js";
 import { usageView } from "./usage.js";
 
 const main = document.getElementById("main");
@@ -17,6 +18,8 @@ const accountName = document.getElementById("account-name");
 const ROUTES = [
   [/^\/runs$/, "Runs", runsView],
   [/^\/runs\/([\w-]+)$/, "Run", runView],
+  [/^\/threads$/, "Threads", threadsView],
+  [/^\/threads\/([\w-]+)$/, "Thread", threadView],
   [/^\/agents$/, "Agents", agentsView],
   [/^\/agents\/([\w-]+)\/edit$/, "Edit agent", agentEditView],
   [/^\/usage$/, "Usage", usageView],

@@ -23,7 +23,7 @@ const POLL_ACTIVE_MS = 2000;
 const POLL_IDLE_MS = 15000;
 const MAX_EVENTS_SHOWN = 500;
 
-async function agentNames(signal) {
+export async function agentNames(signal) {
   try {
     const { data } = await api("/v1/agents", { signal });
     return data;
@@ -38,7 +38,7 @@ function runError(error) {
   return [error?.code || "error", error?.message].filter(Boolean).join(": ");
 }
 
-function agentLabel(agents, agentId) {
+export function agentLabel(agents, agentId) {
   const agent = agents.find((each) => each.agent_id === agentId);
   return agent ? agent.name : agentId;
 }
@@ -265,7 +265,7 @@ export async function runView({ main, params: [runId], signal }) {
     replace(meta, [
       ["Model", h("code", {}, run.model)],
       ["Agent", h("a", { href: "#/agents" }, agentLabel(agents, run.agent_id))],
-      ["Thread", h("code", {}, run.thread_id)],
+      ["Thread", h("a", { href: `#/threads/${run.thread_id}` }, h("code", {}, run.thread_id))],
       ["Created", timeEl(run.created_at)],
       ["Started", timeEl(run.started_at)],
       ["Finished", timeEl(run.finished_at)],
