@@ -26,7 +26,7 @@ LAYERS: list[set[str]] = [
     {"providers"},
     {"accounts", "agents", "domains", "spaces", "dashboard"},
     {"analytics", "runtime", "serving"},
-    {"webhooks"},
+    {"webhooks", "traces"},
     {"runs"},
     {"worker", "threads"},
     {"app"},

@@ -38,6 +38,7 @@ from atrium.settings import Settings, get_settings
 from atrium.spaces.endpoints import router as spaces_router
 from atrium.threads.endpoints import router as threads_router
 from atrium.threads.retention import Retention
+from atrium.traces.endpoints import router as traces_router
 from atrium.webhooks.endpoints import router as webhooks_router
 
 if TYPE_CHECKING:
@@ -189,6 +190,7 @@ def _include_routers(app: FastAPI) -> None:
     app.include_router(health_router)
     app.include_router(runs_router, prefix=RUNS.prefix)
     app.include_router(threads_router, prefix=RUNS.prefix)
+    app.include_router(traces_router, prefix=RUNS.prefix)
     app.include_router(domains_router, prefix=DOMAINS.prefix)
     app.include_router(spaces_router, prefix=DOMAINS.prefix)
     app.include_router(account_router, prefix=AGENTS.prefix)

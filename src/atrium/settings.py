@@ -373,6 +373,20 @@ class Settings(BaseSettings):
         300.0, gt=0, description="How often each API process looks for expired threads."
     )
 
+    # --- traces ----------------------------------------------------------------------------------
+    otlp_endpoint: str | None = Field(
+        None,
+        pattern=r"^https?://[^\s]+$",
+        description="Base URL of an OpenTelemetry collector's OTLP/HTTP receiver (such as "
+        "`http://127.0.0.1:4318`; spans go to `/v1/traces` under it). Unset: no spans are "
+        "exported and atrium never imports the exporter.",
+    )
+    trace_content: bool = Field(
+        False,
+        description="Put prompts, answers and tool arguments and outputs into the spans "
+        "(exported and shown on the dashboard's waterfall).",
+    )
+
     @field_validator("dns_nameservers", "domain_verify_target", mode="before")
     @classmethod
     def _comma_separated(cls, value: object) -> object:

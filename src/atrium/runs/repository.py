@@ -120,6 +120,8 @@ class NewRun:
     # Sealed (`webhooks.signing.sealed`): the row never holds the secret itself.
     webhook_secret: str | None
     created_at: datetime
+    # The creating request's W3C `traceparent`, when valid (`traces.context`).
+    traceparent: str | None = None
 
     def attributes(self, *, status: RunStatus, last_event_seq: int) -> dict[str, Any]:
         """The `Run`'s attribute values once stored in `status`: no attempt, nothing used yet."""
@@ -146,6 +148,8 @@ class NewRun:
             "requests": 0,
             "tool_calls": 0,
             "credits_micro": 0,
+            "traceparent": self.traceparent,
+            "trace_exported_seq": 0,
         }
 
 

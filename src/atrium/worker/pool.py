@@ -27,6 +27,7 @@ from atrium.runs.lifecycle import ClaimedRun, run_queue, writes
 from atrium.runs.lifecycle.run_queue import ExpiredRun
 from atrium.runtime.executor import Runtime
 from atrium.settings import Settings
+from atrium.traces.exporter import TraceExporter
 from atrium.webhooks.sender import WebhookSender
 from atrium.worker import parked_runs
 from atrium.worker.execution import RunExecution
@@ -69,6 +70,8 @@ class WorkerPool:
             lock_rows=self._lock_rows,
             render=functools.partial(presenters.run_json, db, settings),
         )
+        # Spans of the runs this process waits or ends, when `ATRIUM_OTLP_ENDPOINT` is set.
+        self.traces = TraceExporter(settings=settings, db=db)
 
     async def start(self) -> None:
         if self._loops:
@@ -83,6 +86,7 @@ class WorkerPool:
             asyncio.create_task(self._recovery_loop(), name="atrium-recovery"),
         ]
         self.webhooks.start()
+        self.traces.start()
 
     async def stop(self) -> None:
         """Stop claiming, stop the runs in progress and hand them back to the queue.
@@ -106,6 +110,7 @@ class WorkerPool:
             task.cancel()
         await asyncio.gather(*loops, return_exceptions=True)
         await self.webhooks.stop()
+        await self.traces.stop()
         for task in list(self._run_tasks):
             task.cancel()
         await asyncio.gather(*self._run_tasks, return_exceptions=True)

@@ -170,6 +170,11 @@ class Run(Base):
     started_at: Mapped[datetime | None] = mapped_column(default=None)
     finished_at: Mapped[datetime | None] = mapped_column(default=None)
 
+    # Traces (`atrium.traces`): the W3C `traceparent` the creating request carried (the run's
+    # span continues that trace), and the last event whose spans went to the OTLP collector.
+    traceparent: Mapped[str | None] = mapped_column(String(55), default=None)
+    trace_exported_seq: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
+
 
 class ThreadSummary(Base):
     """A summary of a thread's oldest messages, written by compaction: the model sees it in their

@@ -67,6 +67,8 @@ WriterDep = Annotated[WriteBatcher, Depends(get_writer)]
 IdempotencyKeyHeader = Annotated[
     str | None, Header(alias="Idempotency-Key", json_schema_extra=IDEMPOTENCY_KEY)
 ]
+# A W3C trace context: the run's span continues the caller's trace (an invalid one is ignored).
+TraceparentHeader = Annotated[str | None, Header(alias="traceparent")]
 _RUN_RESPONSE = {"response_model": RunOut, "response_model_exclude_unset": True}
 _RUN_NOT_FOUND = error_responses(RunNotFound)
 
@@ -94,6 +96,7 @@ async def create_run(
     models: ModelCheckDep,
     broker: BrokerDep,
     idempotency_key: IdempotencyKeyHeader = None,
+    traceparent: TraceparentHeader = None,
 ) -> RunOut:
     """Queue a run of `prompt` by an agent (default: the account's default agent), in a new
     thread or in `thread_id`. The response carries the URLs to poll and stream. With an
@@ -113,6 +116,7 @@ async def create_run(
         account_id=principal.account_id,
         data=body,
         idempotency_key=idempotency_key,
+        traceparent=traceparent,
     )
     if created.replayed:
         response.headers["Idempotent-Replayed"] = "true"

@@ -54,6 +54,7 @@ from atrium.runs.lifecycle.moves import created
 from atrium.runs.repository import NewRun, NewThread
 from atrium.secrets_at_rest import SecretBox, SecretsUnavailable
 from atrium.settings import Settings
+from atrium.traces.context import stored_traceparent
 from atrium.webhooks import signing
 from atrium.webhooks.service import checked_url
 
@@ -214,6 +215,7 @@ async def create_run(
     account_id: int,
     data: RunCreate,
     idempotency_key: str | None,
+    traceparent: str | None = None,
 ) -> CreatedRun:
     """Queue a run. The same Idempotency-Key and body return the first run again.
 
@@ -249,6 +251,7 @@ async def create_run(
         checked=checked,
         secret=secret,
         now=now,
+        traceparent=stored_traceparent(traceparent),
     )
     try:
         run = await _queued(db, writer, broker, thread=thread, run=run, policy=data.if_busy)
@@ -356,6 +359,7 @@ def _new_run(
     checked: _CheckedCreate,
     secret: str | None,
     now: datetime,
+    traceparent: str | None,
 ) -> NewRun:
     """The run to store: the agent's configuration with the request's own on top."""
     config = dict(agent.config)
@@ -375,6 +379,7 @@ def _new_run(
         webhook_url=checked.webhook_url,
         webhook_secret=None if secret is None else signing.sealed(secret, SecretBox.of(settings)),
         created_at=now,
+        traceparent=traceparent,
     )
 
 

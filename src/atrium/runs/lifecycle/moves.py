@@ -46,6 +46,7 @@ from atrium.runs.lifecycle.run_queue import ExpiredRun
 from atrium.runs.lifecycle.thread_history import thread_history
 from atrium.runs.lifecycle.waiting_runs import AnswerRow
 from atrium.runs.repository import NewRun, NewThread
+from atrium.traces import pending as traces_pending
 from atrium.webhooks import outbox
 
 log = logging.getLogger("atrium.runs")
@@ -174,6 +175,8 @@ class Announcement:
             broker.request_cancel(self.run_id)
         if self.deliveries:
             outbox.wake_senders()
+        # A wait or an end: this process's trace exporter sends the run's spans.
+        traces_pending.committed(self.run_id, [row["kind"] for row in self.rows])
 
 
 @dataclass(frozen=True, slots=True)
