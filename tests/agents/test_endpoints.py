@@ -17,6 +17,7 @@ DEFAULT_CONFIG = {
     "max_output_tokens": None,
     "tools": ["write_artifact", "list_artifacts", "read_artifact"],
     "output_schema": None,
+    "context_budget": None,
 }
 
 
@@ -53,7 +54,12 @@ async def test_create_with_a_full_config(client: httpx.AsyncClient, auth: dict[s
     }
     agent = await _create(client, auth, description="Summaries", config=config)
     assert agent["description"] == "Summaries"
-    assert agent["config"] == {**config, "temperature": 0.0, "output_schema": None}
+    assert agent["config"] == {
+        **config,
+        "temperature": 0.0,
+        "output_schema": None,
+        "context_budget": None,
+    }
 
 
 async def test_partial_config_is_merged_over_the_defaults(

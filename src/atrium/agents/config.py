@@ -15,6 +15,9 @@ MAX_INSTRUCTIONS_LENGTH: Final = 20_000
 MAX_OUTPUT_TOKENS: Final = 1_000_000
 TEMPERATURE_MIN: Final = 0.0
 TEMPERATURE_MAX: Final = 2.0
+# A thread's history budget (tokens) before compaction summarises its oldest part.
+MIN_CONTEXT_BUDGET: Final = 256
+MAX_CONTEXT_BUDGET: Final = 10_000_000
 
 # `provider:name`, as pydantic-ai names models (`openai:gpt-4o-mini`,
 # `openai-compatible:llama3.1:8b`). The shape is checked, not a catalogue: which models exist
@@ -39,4 +42,5 @@ def default_config(model: str = DEFAULT_MODEL) -> dict[str, Any]:
         "max_output_tokens": None,
         "tools": list(TOOLS),
         "output_schema": None,
+        "context_budget": None,
     }

@@ -17,9 +17,11 @@ from pydantic import (
 
 from atrium.agents.config import (
     DEFAULT_MODEL,
+    MAX_CONTEXT_BUDGET,
     MAX_INSTRUCTIONS_LENGTH,
     MAX_MODEL_LENGTH,
     MAX_OUTPUT_TOKENS,
+    MIN_CONTEXT_BUDGET,
     MODEL_PATTERN,
     TEMPERATURE_MAX,
     TEMPERATURE_MIN,
@@ -97,6 +99,9 @@ MaxOutputTokens = Annotated[int, Field(gt=0, le=MAX_OUTPUT_TOKENS), BeforeValida
 ModelName = Annotated[
     str, StringConstraints(max_length=MAX_MODEL_LENGTH), AfterValidator(_check_model)
 ]
+ContextBudget = Annotated[
+    int, Field(ge=MIN_CONTEXT_BUDGET, le=MAX_CONTEXT_BUDGET), BeforeValidator(_integral)
+]
 Temperature = Annotated[float, Field(ge=TEMPERATURE_MIN, le=TEMPERATURE_MAX, allow_inf_nan=False)]
 
 
@@ -127,6 +132,12 @@ class AgentConfigIn(_Strict):
     )
     output_schema: OutputSchema | None = Field(
         None, description="A JSON Schema (an object type): the run's result is then such an object."
+    )
+    context_budget: ContextBudget | None = Field(
+        None,
+        description="Tokens of thread history a run may carry (256 to 10,000,000); over it, the "
+        "oldest part is summarised (docs/guide/threads.md#long-threads). null: three quarters "
+        "of the model's context window.",
     )
 
     def given(self) -> dict[str, Any]:
@@ -180,6 +191,7 @@ class AgentConfigOut(BaseModel):
     max_output_tokens: int | None
     tools: list[Tool] = Field(description='MCP header values are shown as "***".')
     output_schema: dict[str, Any] | None = None
+    context_budget: int | None = None
 
     @classmethod
     def of(cls, config: dict[str, Any]) -> AgentConfigOut:

@@ -47,7 +47,9 @@ __all__ = [
     "RunStep",
     "Space",
     "StreamedText",
+    "SummaryBilling",
     "Thread",
+    "ThreadCompaction",
     "ThreadCounts",
     "ThreadDeleted",
     "ThreadForkedFrom",
@@ -180,6 +182,8 @@ class AgentConfig(_Model):
     tools: list[str | dict[str, Any]] = Field(default_factory=list)
     # A JSON Schema (an object type): the runs' `result` is then such an object.
     output_schema: dict[str, Any] | None = None
+    # Tokens of thread history before compaction; None: from the model's context window.
+    context_budget: int | None = None
 
 
 class Agent(_Model):
@@ -637,3 +641,25 @@ class ThreadDeleted(_Model):
     id: str
     object: Literal["thread"] = "thread"
     deleted: Literal[True] = True
+
+
+class SummaryBilling(_Model):
+    """What a compaction's summarising request cost: a line of its own, apart from any run's."""
+
+    credits: float
+    input_tokens: int
+    output_tokens: int
+
+
+class ThreadCompaction(_Model):
+    """What `threads.compact` did: `compacted` true with the summary (`summary_id`, `text`) now
+    given to the model in place of the history through `through_run_id`, or false when nothing
+    was older than the newest runs."""
+
+    thread_id: str
+    object: Literal["thread.compaction"] = "thread.compaction"
+    compacted: bool
+    summary_id: str | None = None
+    text: str | None = None
+    through_run_id: str | None = None
+    billing: SummaryBilling | None = None

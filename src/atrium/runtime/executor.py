@@ -41,6 +41,7 @@ from atrium.agents.tool_config import FunctionTool, McpServerTool, stored_tools
 from atrium.db.models import EventKind, RunStatus
 from atrium.outbound.public_targets import TargetRefused
 from atrium.providers.targets import ProviderTarget
+from atrium.runtime import compaction
 from atrium.runtime.answer import Answer, answer
 from atrium.runtime.artifact_tools import TOOLS, RunDeps
 from atrium.runtime.cancellation import RunCancellation
@@ -207,6 +208,16 @@ class Runtime:
         await self.models.load(str(spec.config.get("model")))
         async with self.models.named.model(spec.target) as model:
             return await self._execute(spec, sink, cancellation, model)
+
+    async def summarise(
+        self, config: dict[str, Any], target: ProviderTarget | None, text: str
+    ) -> compaction.Summary:
+        """Compaction's summarising request, on the model a run with `config` would use."""
+        if target is None:
+            return await compaction.summarise(await self._resolved_model(config), text)
+        await self.models.load(str(config.get("model")))
+        async with self.models.named.model(target) as model:
+            return await compaction.summarise(model, text)
 
     async def _execute(
         self, spec: RunSpec, sink: RunSink, cancellation: RunCancellation, named: Model | None

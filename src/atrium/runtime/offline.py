@@ -11,6 +11,8 @@ prompt:
 A prompt without `call` lines keeps the first behaviour: the first request calls
 `write_artifact` once (when the agent has that tool), the next one answers naming the prompt and
 the thread's turn number (proving the thread history reached it).
+A summarising request (compaction's instructions, `runtime/compaction.py`) gets a summary that
+counts the prompts it covers and quotes the latest three.
 """
 
 from __future__ import annotations
@@ -34,6 +36,7 @@ from pydantic_ai.messages import (
 from pydantic_ai.models.function import AgentInfo, DeltaToolCall, DeltaToolCalls, FunctionModel
 
 from atrium.agents.json_schemas import pointed_at
+from atrium.runtime.compaction import SUMMARY_LINE, SUMMARY_MARKER, USER_LINE
 
 OFFLINE_MODEL_NAME = "atrium:offline"
 ARTIFACT_NAME = "answer.md"
@@ -42,6 +45,8 @@ _QUOTE = 2_000
 _MAX_DEPTH: Final = 32
 _CALL = re.compile(r"^\s*call\s+(\S+)(?:\s+(.*?))?\s*$")
 _OUTPUT = re.compile(r"^\s*output\s+(.*?)\s*$")
+_COVERS = re.compile(r"covers (\d+) earlier prompts")
+_SUMMARY_QUOTES = 3
 _EMPTY_OF_TYPE: Final[dict[str, Any]] = {
     "string": "",
     "integer": 0,
@@ -160,9 +165,26 @@ def _answer(info: AgentInfo, script: _Script, text: str) -> ToolCallPart | str:
     return ToolCallPart(tool.name, args, tool_call_id="offline-output")
 
 
+def _summary(transcript: str) -> str:
+    """A deterministic summary of a compaction's transcript: how many prompts it covers (an
+    earlier summary's count carried on) and the latest few."""
+    lines = transcript.splitlines()
+    earlier = next((line for line in lines if line.startswith(SUMMARY_LINE)), "")
+    carried = _COVERS.search(earlier)
+    prompts = [line[len(USER_LINE) :] for line in lines if line.startswith(USER_LINE)]
+    total = (int(carried[1]) if carried else 0) + len(prompts)
+    latest = [" ".join(prompt.split())[:80] for prompt in prompts[-_SUMMARY_QUOTES:]]
+    return "\n".join(
+        [f"This summary covers {total} earlier prompts. The latest of them:"]
+        + [f"- {prompt}" for prompt in latest]
+    )
+
+
 def _plan(messages: list[ModelMessage], info: AgentInfo) -> ToolCallPart | str:
     """The next move: a tool call, or the final answer."""
     prompts = _prompts(messages)
+    if info.instructions and info.instructions.startswith(SUMMARY_MARKER):
+        return _summary(prompts[-1] if prompts else "")
     prompt = prompts[-1] if prompts else ""
     excerpt = " ".join(prompt.split())[:_EXCERPT]
     script = _script(prompt)

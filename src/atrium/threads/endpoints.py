@@ -3,7 +3,7 @@ conversation."""
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 from fastapi import APIRouter, Query, Request, status
 
@@ -11,11 +11,13 @@ from atrium.http.deps import CurrentPrincipal, DatabaseDep, SessionDep, Settings
 from atrium.http.openapi import error_responses
 from atrium.kit.cursor import CursorQuery
 from atrium.runs.api.endpoints import BrokerDep
-from atrium.runs.api.errors import ThreadNotFound
+from atrium.runs.api.errors import ThreadBusy, ThreadNotFound
 from atrium.threads import presenters, service
 from atrium.threads.conversation import CURSOR_PATTERN
 from atrium.threads.errors import ForkPointNotInHistory, MetadataFilterInvalid
 from atrium.threads.schemas import (
+    SummaryBilling,
+    ThreadCompaction,
     ThreadCreate,
     ThreadDeleted,
     ThreadFork,
@@ -23,6 +25,9 @@ from atrium.threads.schemas import (
     ThreadMessageList,
     ThreadOut,
 )
+
+if TYPE_CHECKING:
+    from atrium.runtime.executor import Runtime
 
 # A body sent without Content-Type is read as JSON (what this group takes).
 router = APIRouter(prefix="/threads", tags=["threads"], strict_content_type=False)
@@ -170,6 +175,61 @@ async def fork_thread(
         data=body or ThreadFork(),
     )
     return presenters.thread_out(view)
+
+
+def _runtime(request: Request) -> Runtime:
+    """The worker's runtime in a process that runs one (its registered models included), else
+    one built on first use for compaction requests (an API-only process never imports
+    pydantic-ai before it needs it)."""
+    state = request.app.state
+    if state.workers is not None:
+        runtime: Runtime = state.workers.runtime
+        return runtime
+    if getattr(state, "compaction_runtime", None) is None:
+        from atrium.runtime.executor import Runtime
+
+        state.compaction_runtime = Runtime(state.settings)
+    made: Runtime = state.compaction_runtime
+    return made
+
+
+@router.post(
+    "/{thread_id}/compact",
+    response_model=ThreadCompaction,
+    responses=error_responses(ThreadNotFound, ThreadBusy),
+)
+async def compact_thread(
+    thread_id: str,
+    request: Request,
+    db: DatabaseDep,
+    principal: CurrentPrincipal,
+    settings: SettingsDep,
+) -> ThreadCompaction:
+    """Summarise the thread's history now, but for its newest runs (those that fit in half
+    the budget), with the model of its newest run: the model is given the summary in place of
+    what it covers from the next run on; the originals stay listed with `compacted: true`. A
+    thread with a queued, running or waiting run is a 409 `THREAD_BUSY`."""
+    summary = await service.compact_thread(
+        db,
+        runtime=_runtime(request),
+        settings=settings,
+        account_id=principal.account_id,
+        thread_id=thread_id,
+    )
+    if summary is None:
+        return ThreadCompaction(thread_id=thread_id, compacted=False)
+    return ThreadCompaction(
+        thread_id=thread_id,
+        compacted=True,
+        summary_id=summary.id,
+        text=summary.text,
+        through_run_id=summary.through_run_id,
+        billing=SummaryBilling(
+            credits=summary.credits_micro / 1_000_000,
+            input_tokens=summary.input_tokens,
+            output_tokens=summary.output_tokens,
+        ),
+    )
 
 
 @router.delete("/{thread_id}", response_model=ThreadDeleted, responses=_THREAD_NOT_FOUND)

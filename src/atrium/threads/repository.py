@@ -212,3 +212,15 @@ async def running_count(session: AsyncSession, *, thread_id: str) -> int:
         .where(Run.thread_id == thread_id, Run.status == RunStatus.RUNNING)
     )
     return int(count or 0)
+
+
+async def last_run_config(session: AsyncSession, *, thread_id: str) -> dict[str, Any] | None:
+    """The agent config the thread's newest run was made with (compaction on demand uses its
+    model and budget); None for a thread without runs."""
+    config = await session.scalar(
+        select(Run.agent_config)
+        .where(Run.thread_id == thread_id)
+        .order_by(Run.created_at.desc(), Run.id.desc())
+        .limit(1)
+    )
+    return dict(config) if config is not None else None

@@ -137,3 +137,25 @@ class ThreadDeleted(BaseModel):
     id: str
     object: Literal["thread"] = "thread"
     deleted: Literal[True] = True
+
+
+class SummaryBilling(BaseModel):
+    """What the summarising request cost: its own line, apart from any run's."""
+
+    credits: float
+    input_tokens: int
+    output_tokens: int
+
+
+class ThreadCompaction(BaseModel):
+    """The outcome of `POST /threads/{id}/compact`: the summary now standing in for the
+    thread's oldest messages, or `compacted: false` when there was nothing older than the
+    newest runs to summarise."""
+
+    thread_id: str
+    object: Literal["thread.compaction"] = "thread.compaction"
+    compacted: bool
+    summary_id: str | None = None
+    text: str | None = None
+    through_run_id: str | None = Field(None, description="The last run the summary covers.")
+    billing: SummaryBilling | None = None

@@ -11,17 +11,18 @@ import asyncio
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from atrium.db.engine import Database
-from atrium.db.models import CancelReason, RunStatus, Thread
+from atrium.db.models import CancelReason, RunStatus, Thread, ThreadSummary
 from atrium.kit.cursor import decode_cursor, split_page
 from atrium.kit.ids import new_id
 from atrium.kit.time import utcnow
+from atrium.providers.targets import target_of
 from atrium.runs import lifecycle
-from atrium.runs.api.errors import ThreadNotFound
+from atrium.runs.api.errors import ThreadBusy, ThreadNotFound
 from atrium.runs.api.service import MAX_ID_LENGTH, checked_metadata
 from atrium.runs.events.broker import Broker
 from atrium.settings import Settings
@@ -29,6 +30,9 @@ from atrium.threads import conversation, deletion, repository
 from atrium.threads.errors import ForkPointNotInHistory, MetadataFilterInvalid
 from atrium.threads.repository import RunTally
 from atrium.threads.schemas import ThreadCreate, ThreadFork
+
+if TYPE_CHECKING:
+    from atrium.runtime.executor import Runtime
 
 # What `kit.ids.new_id` makes; anything else is unknown without a query.
 _ID: Final = re.compile(rf"^[A-Za-z0-9_-]{{1,{MAX_ID_LENGTH}}}$")
@@ -259,3 +263,30 @@ async def _until_nothing_runs(db: Database, *, thread_id: str) -> None:
         if not running or loop.time() >= deadline:
             return
         await asyncio.sleep(_GRACE_POLL_SECONDS)
+
+
+async def compact_thread(
+    db: Database, *, runtime: Runtime, settings: Settings, account_id: int, thread_id: str
+) -> ThreadSummary | None:
+    """Summarise the thread's history but its newest runs now (`runs.thread_compaction`), on
+    the model of its newest run; None when nothing is old enough. A busy thread is a 409: its
+    running run reads the history this would change."""
+    from atrium.runs.thread_compaction import Position, compact  # brings pydantic-ai
+
+    async with db.session(write=False) as session:
+        thread = await get_thread(session, account_id=account_id, thread_id=thread_id)
+        if await repository.unfinished_runs(session, thread_id=thread.id):
+            raise ThreadBusy(thread.id)
+        config = await repository.last_run_config(session, thread_id=thread.id)
+    if config is None:
+        return None
+    model = str(config.get("model") or "")
+    target = None
+    if not runtime.models.is_registered(model):
+        target = await target_of(db, settings, account_id=account_id, model=model)
+    # Read as a run created now would: after every run of the thread.
+    position = Position(thread.id, run_id="", created_at=utcnow())
+    compacted = await compact(
+        db, runtime, position=position, config=config, target=target, force=True
+    )
+    return None if compacted is None else compacted.summary

@@ -8,6 +8,7 @@ run meanwhile, nothing of it is written, so a re-executed run is counted once.
 from __future__ import annotations
 
 import logging
+from typing import Any
 
 from atrium.db.models import RunStatus
 from atrium.kit.time import utcnow
@@ -15,6 +16,8 @@ from atrium.providers.targets import ProviderTarget, ProviderUnavailable, target
 from atrium.runs.events import event_store
 from atrium.runs.lifecycle import Ending, Usage, writes
 from atrium.runs.lifecycle.transitions import after_execution
+from atrium.runs.thread_compaction import Compacted, Position, compact
+from atrium.runtime import compaction
 from atrium.runtime.billing import credits_micro
 from atrium.runtime.cancellation import RunCancellation
 from atrium.runtime.executor import RunOutcome, RunSpec, Runtime, history_from_json
@@ -55,16 +58,23 @@ class RunExecution:
         if self.recorder.cancel_requested:
             return RunOutcome(status=RunStatus.CANCELLED)
         try:
+            target = await self._target()
+            history, compacted = await self._fitted_history(target)
             spec = RunSpec(
                 run_id=self.claim.run_id,
                 prompt=self.claim.prompt,
                 config=self.claim.config,
-                history=history_from_json(self.claim.history),
+                history=history_from_json(history),
                 resume=await parked_runs.resume_of(self.recorder.db, self.claim),
-                target=await self._target(),
+                target=target,
                 lost_calls=await self._lost_calls(),
             )
-            return await self.runtime.execute(spec, self.recorder, self.cancellation)
+            outcome = await self.runtime.execute(spec, self.recorder, self.cancellation)
+            if compacted is not None:  # the summarising request is billed with the run
+                outcome.input_tokens += compacted.summary.input_tokens
+                outcome.output_tokens += compacted.summary.output_tokens
+                outcome.requests += 1
+            return outcome
         except ProviderUnavailable as exc:
             return RunOutcome(
                 status=RunStatus.FAILED, error_code="MODEL_UNAVAILABLE", error_message=str(exc)
@@ -80,6 +90,24 @@ class RunExecution:
                 error_code="INTERNAL_ERROR",
                 error_message=f"the run failed unexpectedly ({type(exc).__name__})",
             )
+
+    async def _fitted_history(
+        self, target: ProviderTarget | None
+    ) -> tuple[list[list[Any]], Compacted | None]:
+        """The thread's history, compacted first when it would outgrow the agent's budget
+        (`runtime.compaction`). A resumed run keeps the history it started with."""
+        claim = self.claim
+        history = claim.history
+        if claim.waits or not history:
+            return history, None
+        budget = compaction.budget_of(claim.config)
+        if sum(compaction.estimate_tokens(messages) for messages in history) <= budget:
+            return history, None
+        position = Position(claim.thread_id, claim.run_id, claim.created_at)
+        compacted = await compact(
+            self.recorder.db, self.runtime, position=position, config=claim.config, target=target
+        )
+        return (history, None) if compacted is None else (compacted.history, compacted)
 
     async def _lost_calls(self) -> tuple[LostCall, ...]:
         """The MCP calls of this run's earlier attempts, whose worker was lost, since the state

@@ -113,7 +113,7 @@ _PARTS = union_all(
         _AFTER_SUMMARY,
     ),
 ).subquery("history")
-_THREAD_HISTORY = select(_PARTS.c.part, _PARTS.c.text, _PARTS.c.messages).order_by(
+_THREAD_HISTORY = select(_PARTS.c.part, _PARTS.c.id, _PARTS.c.text, _PARTS.c.messages).order_by(
     _PARTS.c.part, _PARTS.c.created_at, _PARTS.c.id
 )
 
@@ -140,17 +140,40 @@ def thread_history(
     """The history of the run `run_id` (created at `created_at`) of the thread, as lists of
     pydantic-ai JSON messages in order (see the module docstring). Read by the claim, in the
     writer's transaction: one statement, no extra read session per run."""
+    parts = history_parts(session, thread_id=thread_id, run_id=run_id, created_at=created_at)
+    return [part.messages for part in parts]
+
+
+@dataclass(frozen=True, slots=True)
+class HistoryPart:
+    """One part of a run's history: the latest summary, a fork's base, or a run's messages
+    (`run_id` set only for a run's)."""
+
+    run_id: str | None
+    messages: list[Any]
+    summary: bool = False
+
+
+def history_parts(
+    session: Session, *, thread_id: str, run_id: str, created_at: datetime
+) -> list[HistoryPart]:
+    """`thread_history`, each part with where it comes from (compaction needs the runs')."""
     rows = session.connection().execute(
         _THREAD_HISTORY,
         {"b_thread_id": thread_id, "b_run_id": run_id, "b_created_at": created_at},
     )
-    history: list[list[Any]] = []
-    for part, text, messages in rows:
+    parts: list[HistoryPart] = []
+    for part, source, text, messages in rows:
         if part == _SUMMARY:
-            history.append(summary_messages(text))
+            parts.append(HistoryPart(None, summary_messages(text), summary=True))
         elif messages:
-            history.append(messages)
-    return history
+            parts.append(HistoryPart(source if part == _RUN else None, messages))
+    return parts
+
+
+def insert_summary(session: Session, summary: ThreadSummary) -> None:
+    """Store a summary compaction wrote: from then on it stands in for what it covers."""
+    session.add(summary)
 
 
 @dataclass(frozen=True, slots=True)
