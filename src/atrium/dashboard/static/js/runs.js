@@ -7,6 +7,7 @@ import {
 } from "./dom.js";
 import { actionPanel } from "./actions.js";
 import { followEvents } from "./sse.js";
+import { traceSection } from "./trace.js";
 
 const RUNS = "/api/v1/public/agent/runs";
 const ACTIVE = new Set(["queued", "running", "requires_action"]);
@@ -254,6 +255,7 @@ export async function runView({ main, params: [runId], signal }) {
   const billingBox = h("div");
   const errorArea = h("div");
   const actionArea = h("div");
+  const trace = traceSection(run.run_id, { signal });
   let streamed = "";
   let events = 0;
 
@@ -399,7 +401,9 @@ export async function runView({ main, params: [runId], signal }) {
       h("h2", { id: "artifacts-title" }, "Artifacts"), artifactsBox]),
     h("section", { class: "card", "aria-labelledby": "credits-title" }, [
       h("h2", { id: "credits-title" }, "Credits"), billingBox]),
+    trace.section,
   );
+  trace.refresh();
 
   followEvents(pathOf(run.events_url), {
     signal,
@@ -445,6 +449,10 @@ export async function runView({ main, params: [runId], signal }) {
         drawActions();
         drawArtifacts(run.artifacts);
         drawBilling();
+      }
+      // A wait or an end closes spans: the waterfall shows them (the replay's too, once).
+      if (["run.requires_action", "run.completed", "run.failed", "run.cancelled"].includes(event.event)) {
+        trace.refresh();
       }
       drawResult();
     },
