@@ -132,12 +132,12 @@ def _finish(session: Session, run: Stored, to: RunStatus | None) -> Any:
 def _wait(session: Session, run: Stored, _to: RunStatus | None) -> Any:
     required = {"type": "tool_calls", "tool_calls": []}
     row = _next_row(run, EventKind.REQUIRES_ACTION, {"required_action": required})
-    values = {"required_action": required, "action_expires_at": utcnow() + timedelta(hours=1)}
+    waiting = lifecycle.Waiting(required, utcnow() + timedelta(hours=1), None, lifecycle.Usage())
     return lifecycle.wait(
         session,
         run=run.claim,
         owner=OWNER,
-        values=values,
+        waiting=waiting,
         rows=[row],
         payload=lambda _session: "{}",
         now=utcnow(),

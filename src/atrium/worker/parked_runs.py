@@ -15,7 +15,6 @@ from __future__ import annotations
 import functools
 import logging
 from datetime import timedelta
-from typing import Any
 
 from sqlalchemy import select
 from sqlalchemy.orm import Session
@@ -26,7 +25,15 @@ from atrium.db.models import EventKind, Run, RunStatus
 from atrium.kit.time import isoformat, utcnow
 from atrium.runs.api.presenters import run_out
 from atrium.runs.events.broker import Broker
-from atrium.runs.lifecycle import Announcement, ClaimedRun, Ending, Usage, waiting_runs, writes
+from atrium.runs.lifecycle import (
+    Announcement,
+    ClaimedRun,
+    Ending,
+    Usage,
+    Waiting,
+    waiting_runs,
+    writes,
+)
 from atrium.runtime.billing import credits_micro
 from atrium.runtime.deferred import Resume
 from atrium.runtime.executor import RunOutcome
@@ -85,26 +92,24 @@ async def park(
         EventKind.REQUIRES_ACTION,
         {"status": RunStatus.REQUIRES_ACTION, "required_action": required_action},
     )
-    values: dict[str, Any] = {
-        "required_action": required_action,
-        "action_expires_at": expires_at,
-        "messages": outcome.messages,
-        "input_tokens": outcome.input_tokens,
-        "output_tokens": outcome.output_tokens,
-        "requests": outcome.requests,
-        "tool_calls": outcome.tool_calls,
-        "credits_micro": credits_micro(
+    usage = Usage(
+        input_tokens=outcome.input_tokens,
+        output_tokens=outcome.output_tokens,
+        requests=outcome.requests,
+        tool_calls=outcome.tool_calls,
+        credits_micro=credits_micro(
             settings,
             model=claim.model,
             input_tokens=outcome.input_tokens,
             output_tokens=outcome.output_tokens,
         ),
-    }
+    )
+    waiting = Waiting(required_action, expires_at, outcome.messages, usage)
     return await writes.park(
         batcher,
         run=claim,
         owner=owner,
-        values=values,
+        waiting=waiting,
         rows=rows,
         payload=functools.partial(_payload, settings, claim.run_id),
         now=now,

@@ -96,6 +96,32 @@ class Usage:
 
 
 @dataclass(frozen=True, slots=True)
+class Waiting:
+    """How a run waits for its caller: what it waits for (`required_action`, as the API shows
+    it), until when, and its messages and usage so far."""
+
+    required_action: dict[str, Any]
+    expires_at: datetime
+    messages: list[Any] | None
+    usage: Usage
+
+    def columns(self, *, last_event_seq: int) -> dict[str, Any]:
+        """The run row's values at the wait."""
+        usage = self.usage
+        return {
+            "required_action": self.required_action,
+            "action_expires_at": self.expires_at,
+            "messages": self.messages,
+            "input_tokens": usage.input_tokens,
+            "output_tokens": usage.output_tokens,
+            "requests": usage.requests,
+            "tool_calls": usage.tool_calls,
+            "credits_micro": usage.credits_micro,
+            "last_event_seq": last_event_seq,
+        }
+
+
+@dataclass(frozen=True, slots=True)
 class Ending:
     """How a run ends: its terminal status and what goes with it."""
 
@@ -324,18 +350,18 @@ def wait(
     *,
     run: ClaimedRun,
     owner: str,
-    values: dict[str, Any],
+    waiting: Waiting,
     rows: list[EventRow],
     payload: Callable[[Session], str],
     now: datetime,
 ) -> Announcement | None:
     """running -> requires_action while `owner` holds this attempt's lease: the run's state at
-    the wait (`values`: required_action, its expiry, messages, usage), its last events `rows`
+    the wait (`waiting`), its last events `rows`
     (`run.requires_action` last) and the `run.requires_action` deliveries, whose body
     `payload` renders now. The lease and the thread are given back: the thread's later runs
     still wait (the claim skips a thread with a waiting run) and the answered run takes it
     again. None (nothing written) when the lease was lost."""
-    values = {**values, "last_event_seq": rows[-1]["seq"]}
+    values = waiting.columns(last_event_seq=rows[-1]["seq"])
     if (
         waiting_runs.park(
             session, run_id=run.run_id, owner=owner, attempt=run.attempt, values=values

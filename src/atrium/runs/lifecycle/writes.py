@@ -13,7 +13,6 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from datetime import datetime
-from typing import Any
 
 from sqlalchemy.orm import Session
 
@@ -22,7 +21,7 @@ from atrium.db.engine import Database
 from atrium.runs.events.shapes import EventRow
 from atrium.runs.lifecycle import busy_threads, moves, run_queue
 from atrium.runs.lifecycle.busy_threads import Admission, IfBusy
-from atrium.runs.lifecycle.moves import Announcement, ClaimedRun, Ending
+from atrium.runs.lifecycle.moves import Announcement, ClaimedRun, Ending, Waiting
 from atrium.runs.lifecycle.run_queue import ExpiredRun
 from atrium.runs.lifecycle.waiting_runs import ExpiredWait
 from atrium.runs.repository import NewRun, NewThread
@@ -87,7 +86,7 @@ async def park(
     *,
     run: ClaimedRun,
     owner: str,
-    values: dict[str, Any],
+    waiting: Waiting,
     rows: list[EventRow],
     payload: Callable[[Session], str],
     now: datetime,
@@ -95,7 +94,7 @@ async def park(
     """Batcher: the run waits for its caller (`moves.wait`)."""
     return await writer.write_sync(
         lambda session: moves.wait(
-            session, run=run, owner=owner, values=values, rows=rows, payload=payload, now=now
+            session, run=run, owner=owner, waiting=waiting, rows=rows, payload=payload, now=now
         )
     )
 
