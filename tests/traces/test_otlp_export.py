@@ -153,8 +153,16 @@ async def test_a_run_with_tools_and_a_wait_continues_the_callers_trace(
         "gen_ai.operation.name": "chat",
         "gen_ai.provider.name": "atrium",
         "gen_ai.request.model": "atrium:offline",
+        "gen_ai.response.model": "atrium:offline",
+        "gen_ai.usage.input_tokens": chats[0].attributes["gen_ai.usage.input_tokens"],
+        "gen_ai.usage.output_tokens": chats[0].attributes["gen_ai.usage.output_tokens"],
         "atrium.request.index": 1,
     }
+    # Each request's own tokens, which add up to the run's.
+    for direction in ("input", "output"):
+        key = f"gen_ai.usage.{direction}_tokens"
+        assert all(int(c.attributes[key]) > 0 for c in chats)
+        assert sum(int(c.attributes[key]) for c in chats) == billing[f"{direction}_tokens"]
     assert echo.attributes == {
         "gen_ai.operation.name": "execute_tool",
         "gen_ai.tool.name": "echo",

@@ -101,6 +101,11 @@ async def test_a_lost_attempt_and_its_retry_are_linked(
     lost_chats = [c for c in chats if c.parent_span_id == lost.span_id]
     assert len(lost_chats) == 2 and lost_chats[-1].status_code == ERROR
     assert [c.parent_span_id for c in chats[2:]] == [retry.span_id] * 2
+    # Tokens per request: the retry's answers are the ones stored and billed; the lost
+    # attempt's requests have none.
+    assert not any("gen_ai.usage.input_tokens" in c.attributes for c in lost_chats)
+    billed = sum(int(c.attributes["gen_ai.usage.input_tokens"]) for c in chats[2:])
+    assert billed == root.attributes["gen_ai.usage.input_tokens"] > 0
     assert root.attributes["atrium.run.attempts"] == 2
     assert root.attributes["gen_ai.request.model"] == "openai-compatible:local"
     assert root.attributes["gen_ai.provider.name"] == "openai-compatible"

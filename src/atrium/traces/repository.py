@@ -5,12 +5,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime
+from typing import Any
 
 from sqlalchemy import select, update
 
 from atrium.db.engine import Database
 from atrium.db.models import Run, RunEvent, RunStatus
-from atrium.traces.spans import TracedEvent, TracedRun
+from atrium.traces.spans import ModelAnswer, TracedEvent, TracedRun
 
 _FINISHED = (RunStatus.COMPLETED, RunStatus.FAILED, RunStatus.CANCELLED)
 
@@ -60,12 +61,37 @@ async def stored_trace(
         attempts=row.attempts,
         created_at=row.created_at,
         traceparent=row.traceparent,
+        responses=model_answers(row.messages),
     )
     return StoredTrace(
         run=run,
         events=[TracedEvent(e.seq, e.kind, e.data, e.created_at) for e in events],
         exported_seq=row.trace_exported_seq,
     )
+
+
+def model_answers(messages: list[Any] | None) -> tuple[ModelAnswer, ...]:
+    """The usage and model of each `ModelResponse` in a run's stored messages (pydantic-ai's
+    JSON form); nothing of their content."""
+    answers = []
+    for message in messages or []:
+        if not isinstance(message, dict) or message.get("kind") != "response":
+            continue
+        usage = message.get("usage") or {}
+        answers.append(
+            ModelAnswer(
+                input_tokens=int(usage.get("input_tokens") or 0),
+                output_tokens=int(usage.get("output_tokens") or 0),
+                model=_text(message.get("model_name")),
+                response_id=_text(message.get("provider_response_id")),
+                finish_reason=_text(message.get("finish_reason")),
+            )
+        )
+    return tuple(answers)
+
+
+def _text(value: object) -> str | None:
+    return value if isinstance(value, str) and value else None
 
 
 async def mark_exported(db: Database, *, run_id: str, through_seq: int) -> None:

@@ -56,8 +56,20 @@ class TracedRun:
     attempts: int
     created_at: datetime
     traceparent: str | None
+    # The model's answers stored with the run (pydantic-ai's `ModelResponse`s, in order): each
+    # request's tokens and the model that answered, for its `chat` span.
+    responses: tuple[ModelAnswer, ...] = ()
     # The agent's version the run used: `gen_ai.agent.version` once agents have versions.
     agent_version: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ModelAnswer:
+    input_tokens: int
+    output_tokens: int
+    model: str | None
+    response_id: str | None
+    finish_reason: str | None
 
 
 @dataclass(frozen=True, slots=True)
@@ -141,6 +153,8 @@ class _Builder:
         )
         self.attempt: Span | None = None
         self.lost_attempt: Span | None = None
+        # Attempts ended by a lost worker or a shutdown: their answers were never stored.
+        self.lost_attempts: set[str] = set()
         self.chat: Span | None = None
         self.chat_text: list[str] = []
         self.wait: Span | None = None
@@ -151,13 +165,39 @@ class _Builder:
             handler = getattr(self, "_on_" + event.kind.replace(".", "_"), None)
             if handler is not None:
                 handler(event)
+        self._answers()
         return self.spans
+
+    def _answers(self) -> None:
+        """Each finished request's own tokens on its `chat` span. The stored answers are those
+        of the attempts that counted (a lost attempt's are gone with it): they match the
+        requests of the other attempts in order, and are left out when the counts differ (an
+        unfinished request, a run cut off mid-answer) rather than put on the wrong span."""
+        chats = [
+            span
+            for span in self.spans
+            if span.kind == "client"
+            and span.parent_span_id not in self.lost_attempts
+            and span.status != "error"
+        ]
+        if len(chats) != len(self.run.responses):
+            return
+        for span, answer in zip(chats, self.run.responses, strict=True):
+            span.attributes["gen_ai.usage.input_tokens"] = answer.input_tokens
+            span.attributes["gen_ai.usage.output_tokens"] = answer.output_tokens
+            if answer.model:
+                span.attributes["gen_ai.response.model"] = answer.model
+            if answer.response_id:
+                span.attributes["gen_ai.response.id"] = answer.response_id
+            if answer.finish_reason:
+                span.attributes["gen_ai.response.finish_reasons"] = answer.finish_reason
 
     # --- events ---------------------------------------------------------------------------------
     def _on_run_queued(self, event: TracedEvent) -> None:
         reason = event.data.get("reason")
         if reason in _LOST and self.attempt is not None:
             self._end_attempt(event, outcome=str(reason))
+            self.lost_attempts.add(self.attempt.span_id)
             if reason == "worker_lost":
                 self.lost_attempt = self.attempt
                 self.lost_attempt.fail("worker lost")
