@@ -5,6 +5,7 @@ failed results), forks and deletion, `--json` as the API's shapes, errors naming
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import replace
 from typing import Any
 
@@ -137,3 +138,32 @@ def test_threads_errors_name_the_option(user: Server) -> None:
     unknown = user.cli("threads", "messages", "thr_nope")
     assert unknown.returncode == 1 and "404 NOT_FOUND" in unknown.stderr
     assert "No messages yet" in _ok(user, "threads", "messages", thread_id)
+
+
+def test_threads_compact_and_the_summary_in_the_transcript(user: Server) -> None:
+    thread_id = _ok(user, "threads", "create").strip()
+    assert "Nothing to compact" in _ok(user, "threads", "compact", thread_id)
+    for word in ("one", "two", "three"):
+        _ok(user, "run", f"Prompt {word}", "--thread", thread_id)
+    done = _ok(user, "threads", "compact", thread_id)
+    assert done.startswith("Compacted through run_") and " credits)" in done
+    assert "- Prompt one\n- Prompt two\n" in done
+
+    shown = _ok(user, "threads", "messages", thread_id)
+    before, summary, after = re.split(r"(?m)^(summary .*)$", shown)
+    assert summary == "summary of the conversation above: the model is given it in its place"
+    headings = [line for line in before.splitlines() if not line.startswith(("  ", "──"))]
+    assert len(headings) == 8
+    assert all(line.endswith("  [compacted: the model no longer sees this]") for line in headings)
+    assert "compacted" not in after and "  Prompt three" in after
+
+    again = json.loads(_ok(user, "threads", "compact", thread_id, "--json"))
+    assert again == {
+        "thread_id": thread_id,
+        "object": "thread.compaction",
+        "compacted": False,
+        "summary_id": None,
+        "text": None,
+        "through_run_id": None,
+        "billing": None,
+    }

@@ -60,7 +60,9 @@ from atrium.client.records import (
     RunEvent,
     RunPage,
     Space,
+    SummaryBilling,
     Thread,
+    ThreadCompaction,
     ThreadCounts,
     ThreadDeleted,
     ThreadForkedFrom,
@@ -125,6 +127,8 @@ RECORDS: dict[Record, tuple[str, ...]] = {
     ThreadMessagePage: ("ThreadMessageList",),
     ThreadToolCall: ("ToolCallOut",),
     ThreadDeleted: ("ThreadDeleted",),
+    ThreadCompaction: ("ThreadCompaction",),
+    SummaryBilling: ("SummaryBilling",),
 }
 
 # Server fields no client record has (they stay in `model_extra`): (component, field).
@@ -228,6 +232,7 @@ CALLS: dict[str, tuple[Call[Any], Reads]] = {
     "thread_messages": (_calls.thread_messages("thr_1"), Reads(ThreadMessagePage)),
     "fork_thread": (_calls.fork_thread("thr_1", "run_1"), Reads(Thread)),
     "delete_thread": (_calls.delete_thread("thr_1"), Reads(ThreadDeleted)),
+    "compact_thread": (_calls.compact_thread("thr_1"), Reads(ThreadCompaction)),
 }
 
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from atrium.client import AsyncClient, Client, InvalidParameterError, NotFoundError
+from atrium.client import AsyncClient, Client, ConflictError, InvalidParameterError, NotFoundError
 
 
 def _answer(atrium: Client, prompt: str, thread_id: str) -> str:
@@ -92,3 +92,33 @@ async def test_threads_async(async_atrium: AsyncClient) -> None:
     assert kept.counts is not None and kept.counts.messages == 4
     with pytest.raises(NotFoundError):
         await async_atrium.threads.messages(thread.id)
+
+
+def test_compact_a_thread(atrium: Client, slow_agent: str) -> None:
+    thread = atrium.threads.create()
+    runs = [_answer(atrium, f"Prompt {word}", thread.id) for word in ("one", "two", "three")]
+    done = atrium.threads.compact(thread.id)
+    assert done.compacted and done.thread_id == thread.id
+    assert done.through_run_id == runs[1], "the newest run stays as it is"
+    assert done.text is not None and "Prompt one" in done.text and "Prompt two" in done.text
+    assert done.billing is not None and done.billing.credits > 0
+
+    items = list(atrium.threads.iter_messages(thread.id))
+    (summary,) = [item for item in items if item.role == "summary"]
+    # An item's id is `<source>.<n>`: the summary's is its own id and 0.
+    assert summary.id == f"{done.summary_id}.0"
+    assert (summary.run_id, summary.content) == (runs[1], done.text)
+    at = items.index(summary)
+    assert at == 8 and all(item.compacted for item in items[:at])
+    assert not any(item.compacted for item in items[at:])
+    assert atrium.threads.compact(thread.id).compacted is False, "nothing older left"
+    # The next run is given the summary and the newest run: turn 3 of what it sees.
+    assert atrium.runs.get(_answer(atrium, "Prompt four", thread.id)).result == (
+        "Offline answer (turn 3) to: Prompt four. I wrote answer.md."
+    )
+
+    busy = atrium.runs.create("Take your time", agent_id=slow_agent, thread_id=thread.id)
+    with pytest.raises(ConflictError) as refused:
+        atrium.threads.compact(thread.id)
+    assert refused.value.code == "THREAD_BUSY"
+    atrium.runs.cancel(busy.run_id)

@@ -148,3 +148,35 @@ async def test_the_thread_page_fits_a_phone(page: Any, server: Server) -> None:
     width = await page.evaluate("document.documentElement.scrollWidth")
     assert width <= PHONE["width"], width
     await shot(page, "phone-thread")
+
+
+def _three_runs(server: Server, key: str) -> str:
+    with api(server, key) as http:
+        thread = http.post(THREADS, json={}).json()
+        for word in ("one", "two", "three"):
+            run = http.post(RUNS, json={"prompt": f"Prompt {word}", "thread_id": thread["id"]})
+            assert _settled(http, run.json()["run_id"])["status"] == "completed"
+    return str(thread["id"])
+
+
+async def test_compact_shows_the_summary_and_fades_what_it_covers(
+    page: Any, server: Server
+) -> None:
+    key = server.new_key()
+    thread_id = await asyncio.to_thread(_three_runs, server, key)
+    await sign_in(page, key)
+    await page.goto(f"/dashboard/#/threads/{thread_id}")
+    messages = page.get_by_role("list", name="Conversation").locator("li.message")
+    await expect(messages).to_have_count(12)
+    await page.get_by_role("button", name="Compact").click()
+    await expect(page.locator("#toast")).to_contain_text("Compacted through run_")
+    await expect(messages).to_have_count(13)
+    summary = messages.nth(8)
+    assert await summary.get_attribute("data-role") == "summary"
+    await expect(summary).to_contain_text("Prompt one")
+    await expect(summary).to_contain_text("in place of the items marked compacted")
+    await expect(page.locator("li.message.compacted")).to_have_count(8)
+    await expect(messages.nth(0).locator(".compacted-badge")).to_have_text("compacted")
+    await shot(page, "desktop-thread-compacted")
+    await page.get_by_role("button", name="Compact").click()
+    await expect(page.locator("#toast")).to_contain_text("Nothing to compact")

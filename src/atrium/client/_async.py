@@ -49,6 +49,7 @@ from atrium.client.records import (
     RunPage,
     Space,
     Thread,
+    ThreadCompaction,
     ThreadDeleted,
     ThreadMessage,
     ThreadMessagePage,
@@ -645,6 +646,12 @@ class Threads(_Resource):
         its last completed run); `metadata` defaults to a copy of the original's. The original
         is not changed."""
         return await self._client.send(calls.fork_thread(thread_id, at_run_id, metadata))
+
+    async def compact(self, thread_id: str) -> ThreadCompaction:
+        """Summarise the thread's history now, but for its newest runs, with the model of its
+        newest run: its next runs are given the summary in place of what it covers. A thread
+        with an unfinished run raises `ConflictError` (code `THREAD_BUSY`)."""
+        return await self._client.send(calls.compact_thread(thread_id))
 
     async def delete(self, thread_id: str) -> ThreadDeleted:
         """Delete the thread with its runs, events, artifacts and summaries (usage stays); its

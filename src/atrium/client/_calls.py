@@ -34,6 +34,7 @@ from atrium.client.records import (
     RunPage,
     Space,
     Thread,
+    ThreadCompaction,
     ThreadDeleted,
     ThreadMessagePage,
     ThreadPage,
@@ -405,3 +406,8 @@ def fork_thread(
 
 def delete_thread(thread_id: str) -> Call[ThreadDeleted]:
     return Call("DELETE", f"{THREADS_PATH}/{thread_id}", parse_model(ThreadDeleted))
+
+
+def compact_thread(thread_id: str) -> Call[ThreadCompaction]:
+    path = f"{THREADS_PATH}/{thread_id}/compact"
+    return Call("POST", path, parse_model(ThreadCompaction))

@@ -1,5 +1,5 @@
-"""`atrium threads list|create|get|messages|fork|delete`: conversations, read as transcripts,
-forked and deleted."""
+"""`atrium threads list|create|get|messages|fork|compact|delete`: conversations, read as
+transcripts, forked, compacted and deleted."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ from typing import Annotated
 import typer
 from rich.text import Text
 
+from atrium.client._view import credits_text
 from atrium.client.cli._conversation import thread_details, threads_table, transcript
 from atrium.client.cli._help import App
 from atrium.client.cli._shared import (
@@ -225,6 +226,34 @@ def threads_fork(
         return
     print(fork.id, flush=True)
     errors.print(f'[dim]Go on in the fork: atrium run "…" --thread {fork.id}[/]')
+
+
+@threads_app.command("compact")
+def threads_compact(
+    thread_id: ThreadArgument,
+    as_json: JsonOption = False,
+    url: UrlOption = None,
+    api_key: KeyOption = None,
+) -> None:
+    """Summarise the thread's history now, but for its newest runs, with the model of its
+    newest run: its next runs are given the summary in place of what it covers (the originals
+    stay listed, marked compacted). A thread with an unfinished run cannot be compacted."""
+    with client(url, api_key) as atrium:
+        done = atrium.threads.compact(thread_id)
+    if as_json:
+        print_json(done)
+        return
+    if not done.compacted:
+        console.print(f"Nothing to compact: {thread_id} has no history older than its newest runs.")
+        return
+    note = Text.assemble(
+        ("Compacted ", "bold"), f"through {done.through_run_id or 'the copied history'}"
+    )
+    if done.billing is not None:
+        note.append(f" ({credits_text(done.billing.credits)} credits)", style="dim")
+    console.print(note)
+    console.print(Text(done.text or ""))
+    errors.print(f"[dim]The conversation: atrium threads messages {thread_id}[/]")
 
 
 @threads_app.command("rm", hidden=True)

@@ -1,5 +1,5 @@
 // Threads: the list (#/threads) and one thread (#/threads/thr_…) with its conversation, its
-// runs, a prompt that continues it, fork and delete.
+// runs, a prompt that continues it, fork, compact and delete.
 
 import { api } from "./api.js";
 import { messageItem } from "./conversation.js";
@@ -136,6 +136,10 @@ export async function threadView({ main, params: [threadId], signal }) {
   const meta = h("dl", { class: "meta" });
   const errorArea = h("div");
   const deleteButton = h("button", { type: "button", class: "danger secondary" }, "Delete thread");
+  const compactButton = h("button", {
+    type: "button", class: "secondary",
+    title: "Summarise the history but its newest runs: the next runs are given the summary instead",
+  }, "Compact");
 
   const conversation = h("ol", { class: "conversation", "aria-label": "Conversation" });
   const conversationNote = h("p", { class: "muted" });
@@ -218,6 +222,25 @@ export async function threadView({ main, params: [threadId], signal }) {
     }
   });
 
+  compactButton.addEventListener("click", async () => {
+    compactButton.disabled = true;
+    replace(errorArea);
+    try {
+      const done = await api(`${path}/compact`, { method: "POST" });
+      toast(done.compacted
+        ? `Compacted through ${done.through_run_id || "the copied history"}`
+        : "Nothing to compact: no history older than the newest runs");
+      thread = await api(path, { signal });
+      await loadMessages(messages.length);
+      drawThread();
+      drawMessages();
+    } catch (error) {
+      replace(errorArea, errorBox(error)); // THREAD_BUSY while a run is unfinished
+    } finally {
+      compactButton.disabled = false;
+    }
+  });
+
   function drawThread() {
     replace(statusBox, "Status: ", statusBadge(thread.status));
     const origin = thread.forked_from;
@@ -290,7 +313,7 @@ export async function threadView({ main, params: [threadId], signal }) {
   drawMessages();
   replace(main,
     pageHeader("Thread", h("code", { class: "run-id" }, thread.id)),
-    h("div", { class: "toolbar status-row" }, statusBox, deleteButton),
+    h("div", { class: "toolbar status-row" }, statusBox, h("div", { class: "actions" }, compactButton, deleteButton)),
     errorArea,
     meta,
     h("section", { class: "card", "aria-labelledby": "conversation-title" }, [
