@@ -43,6 +43,9 @@ class OtlpReceiver:
     spans: list[ReceivedSpan] = field(default_factory=list)
     requests: int = 0
     content_types: list[str] = field(default_factory=list)
+    # Answer this many exports with a 500 (a collector that is down), keeping nothing of them.
+    refuse: int = 0
+    refused: int = 0
 
     def __post_init__(self) -> None:
         self._lock = threading.Lock()
@@ -83,6 +86,14 @@ class OtlpReceiver:
                 break
         if scope["method"] != "POST" or scope["path"] != "/v1/traces":
             await _answer(send, 404, b"", "text/plain")
+            return
+        with self._lock:
+            refusing = self.refuse > 0
+            if refusing:
+                self.refuse -= 1
+                self.refused += 1
+        if refusing:
+            await _answer(send, 500, b"collector down", "text/plain")
             return
         headers = dict(scope["headers"])
         request = ExportTraceServiceRequest()

@@ -248,3 +248,18 @@ async def test_a_queued_run_shows_its_open_span(
     shown = await trace_of(client, auth, run["run_id"])
     assert shown["spans"][0]["name"].startswith("invoke_agent ")
     await wait_finished(client, auth, run["run_id"])
+
+
+async def test_spans_the_collector_refused_are_sent_again(
+    client: httpx.AsyncClient, auth: dict[str, str], receiver: OtlpReceiver
+) -> None:
+    receiver.refused = 0
+    receiver.refuse = 2
+    run = await create_run(client, auth, "Say hello")
+    await wait_finished(client, auth, run["run_id"])
+    spans = await asyncio.to_thread(receiver.wait_for, root_received(run["run_id"]))
+    assert receiver.refused == 2
+    [root] = [s for s in spans if s.attributes.get("atrium.run.id") == run["run_id"]]
+    same_spans(
+        receiver.of_trace(root.trace_id), (await trace_of(client, auth, run["run_id"]))["spans"]
+    )

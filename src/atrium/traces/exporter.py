@@ -2,11 +2,12 @@
 
 A move that commits a wait or a terminal state notifies this process's exporter
 (`pending.committed`); it builds the run's spans from the stored events and sends those closed
-since the run's export mark, then moves the mark. A send that fails leaves the mark: the spans
-go with the run's next export, and a sweep sends finished runs of the last day whose mark is
-behind (an export cut off by a crash, a collector that was down, a cancel made in an API-only
-process). So spans are sent at least once; their ids are derived from the run and its events,
-so a span sent twice is the same span (docs/decisions/0055-traces-from-stored-events.md).
+since the run's export mark, then moves the mark. A send that fails leaves the mark: it is
+tried again a few times over half a minute, its spans go with the run's next export, and a
+sweep sends finished runs of the last day whose mark is behind (an export cut off by a crash, a
+collector that was down, a cancel made in an API-only process). So spans are sent at least
+once; their ids are derived from the run and its events, so a span sent twice is the same span
+(docs/decisions/0055-traces-from-stored-events.md).
 """
 
 from __future__ import annotations
@@ -34,6 +35,8 @@ _SWEEP_SECONDS = 15.0
 _SWEEP_WINDOW = timedelta(days=1)
 _SWEEP_BATCH = 100
 _SEND_TIMEOUT_SECONDS = 10.0
+# A send the collector refused is tried again after these delays, then left to the sweep.
+_RETRY_DELAYS = (1.0, 2.0, 4.0, 8.0, 16.0)
 
 
 class TraceExporter:
@@ -46,6 +49,9 @@ class TraceExporter:
         self._wake = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
         self._otlp: OtlpSpans | None = None
+        # Failed sends in a row, by run: the next retry's delay.
+        self._failures: dict[str, int] = {}
+        self._retries: set[asyncio.TimerHandle] = set()
 
     @property
     def enabled(self) -> bool:
@@ -60,6 +66,9 @@ class TraceExporter:
     async def stop(self) -> None:
         """Stop; a run notified but not sent yet is sent by a sweep (here or elsewhere)."""
         pending.unregister(self)
+        for handle in self._retries:
+            handle.cancel()
+        self._retries.clear()
         task, self._task = self._task, None
         if task is not None:
             task.cancel()
@@ -115,10 +124,29 @@ class TraceExporter:
             if stored.exported_seq < span.closed_seq <= through
         ]
         if spans and not await asyncio.to_thread(self._send, spans):
-            log.warning("the OTLP collector did not take the spans of run %s", run_id)
+            self._retry_later(run_id)
             return 0
+        self._failures.pop(run_id, None)
         await repository.mark_exported(self.db, run_id=run_id, through_seq=through)
         return len(spans)
+
+    def _retry_later(self, run_id: str) -> None:
+        failures = self._failures.get(run_id, 0)
+        if failures >= len(_RETRY_DELAYS):
+            self._failures.pop(run_id, None)
+            log.warning(
+                "the OTLP collector did not take the spans of run %s; left to the sweep", run_id
+            )
+            return
+        self._failures[run_id] = failures + 1
+        log.warning("the OTLP collector did not take the spans of run %s; trying again", run_id)
+
+        def retry() -> None:
+            self._retries.discard(handle)
+            self.notify(run_id)
+
+        handle = asyncio.get_running_loop().call_later(_RETRY_DELAYS[failures], retry)
+        self._retries.add(handle)
 
     def _send(self, spans: list[Span]) -> bool:
         if self._otlp is None:
