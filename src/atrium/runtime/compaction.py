@@ -8,9 +8,9 @@ from a tokenizer: the estimate decides when to summarise, where a few percent do
 and a tokenizer per provider would be a dependency per provider.
 
 What is summarised: every part of the history but the most recent runs that fit in half the
-budget (on demand: but the newest run), so a summary is followed by enough verbatim turns to go on from, and the next
-compaction is half a budget away. The summary is written from a plain transcript of that part
-(an earlier summary first), cut to the budget from its oldest end.
+budget (on demand: all but the newest run), so a summary is followed by enough verbatim turns
+to go on from, and the next compaction is half a budget away. The summary is written from a
+plain transcript of that part (an earlier summary first), cut to the budget from its oldest end.
 """
 
 from __future__ import annotations
