@@ -28,6 +28,7 @@ LAYERS: list[set[str]] = [
     {"analytics", "runtime", "serving"},
     {"webhooks", "traces"},
     {"runs"},
+    {"schedules"},
     {"worker", "threads"},
     {"app"},
     {"operations"},

@@ -33,6 +33,7 @@ from atrium.ratelimit.limiter import RateLimiter
 from atrium.runs.api.endpoints import router as runs_router
 from atrium.runs.events import event_store
 from atrium.runs.events.broker import Broker, RedisBroker
+from atrium.schedules.endpoints import router as schedules_router
 from atrium.serving import ServedDomainsMiddleware
 from atrium.settings import Settings, get_settings
 from atrium.spaces.endpoints import router as spaces_router
@@ -198,6 +199,7 @@ def _include_routers(app: FastAPI) -> None:
     app.include_router(analytics_router, prefix=AGENTS.prefix)
     app.include_router(webhooks_router, prefix=AGENTS.prefix)
     app.include_router(providers_router, prefix=AGENTS.prefix)
+    app.include_router(schedules_router, prefix=AGENTS.prefix)
 
 
 def _add_middleware(app: FastAPI, settings: Settings, parts: _Parts) -> None:

@@ -373,6 +373,35 @@ class Settings(BaseSettings):
         300.0, gt=0, description="How often each API process looks for expired threads."
     )
 
+    # --- schedules -------------------------------------------------------------------------------
+    schedule_poll_seconds: float = Field(
+        5.0,
+        gt=0,
+        description="How often each process that executes runs looks for schedules whose fire "
+        "time has come (a firing is at most this late while the service is up).",
+    )
+    schedule_misfire_grace_seconds: float = Field(
+        60.0,
+        gt=0,
+        description="A fire time handled later than this is a missed one (the service was "
+        "down): the schedule's `on_missed` decides what it does.",
+    )
+    schedule_catch_up_limit: int = Field(
+        24,
+        ge=1,
+        le=1000,
+        description="`on_missed: run_all` runs at most this many of the missed fire times (the "
+        "latest ones); the earlier ones are recorded as skipped.",
+    )
+    schedule_max_per_account: int = Field(
+        100, ge=1, description="Schedules one account may have."
+    )
+    schedule_clock_file: str | None = Field(
+        None,
+        description="For tests: a file holding an ISO 8601 time that the firing loop takes as "
+        "the current time instead of the system clock (unset: the system clock).",
+    )
+
     # --- traces ----------------------------------------------------------------------------------
     otlp_endpoint: str | None = Field(
         None,

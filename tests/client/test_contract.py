@@ -59,6 +59,14 @@ from atrium.client.records import (
     RunError,
     RunEvent,
     RunPage,
+    Schedule,
+    ScheduleDeleted,
+    ScheduleFiring,
+    ScheduleFiringPage,
+    ScheduleNextFiring,
+    ScheduleNextFirings,
+    SchedulePage,
+    ScheduleUsage,
     Space,
     SummaryBilling,
     Thread,
@@ -129,6 +137,14 @@ RECORDS: dict[Record, tuple[str, ...]] = {
     ThreadDeleted: ("ThreadDeleted",),
     ThreadCompaction: ("ThreadCompaction",),
     SummaryBilling: ("SummaryBilling",),
+    Schedule: ("ScheduleOut",),
+    SchedulePage: ("ScheduleList",),
+    ScheduleDeleted: ("ScheduleDeleted",),
+    ScheduleNextFiring: ("NextFiring",),
+    ScheduleNextFirings: ("NextFirings",),
+    ScheduleFiring: ("FiringOut",),
+    ScheduleFiringPage: ("FiringList",),
+    ScheduleUsage: ("ScheduleUsage",),
 }
 
 # Server fields no client record has (they stay in `model_extra`): (component, field).
@@ -233,6 +249,23 @@ CALLS: dict[str, tuple[Call[Any], Reads]] = {
     "fork_thread": (_calls.fork_thread("thr_1", "run_1"), Reads(Thread)),
     "delete_thread": (_calls.delete_thread("thr_1"), Reads(ThreadDeleted)),
     "compact_thread": (_calls.compact_thread("thr_1"), Reads(ThreadCompaction)),
+    "create_schedule": (
+        _calls.create_schedule(_calls.schedule_body(prompt="hi", cron="0 9 * * *")),
+        Reads(Schedule),
+    ),
+    "list_schedules": (_calls.list_schedules(), Reads(SchedulePage)),
+    "get_schedule": (_calls.get_schedule("sch_1"), Reads(Schedule)),
+    "update_schedule": (
+        _calls.update_schedule("sch_1", _calls.schedule_body(paused=True)),
+        Reads(Schedule),
+    ),
+    "delete_schedule": (_calls.delete_schedule("sch_1"), Reads(ScheduleDeleted)),
+    "pause_schedule": (_calls.pause_schedule("sch_1"), Reads(Schedule)),
+    "resume_schedule": (_calls.resume_schedule("sch_1"), Reads(Schedule)),
+    "next_firings": (_calls.next_firings("sch_1", 3), Reads(ScheduleNextFirings)),
+    "trigger_schedule": (_calls.trigger_schedule("sch_1"), Reads(ScheduleFiring)),
+    "schedule_firings": (_calls.schedule_firings("sch_1"), Reads(ScheduleFiringPage)),
+    "schedule_usage": (_calls.schedule_usage("sch_1"), Reads(ScheduleUsage)),
 }
 
 

@@ -47,6 +47,13 @@ from atrium.client.records import (
     Run,
     RunEvent,
     RunPage,
+    Schedule,
+    ScheduleDeleted,
+    ScheduleFiring,
+    ScheduleFiringPage,
+    ScheduleNextFirings,
+    SchedulePage,
+    ScheduleUsage,
     Space,
     Thread,
     ThreadCompaction,
@@ -110,6 +117,7 @@ class AsyncClient:
         self.threads = Threads(self)
         self.webhooks = Webhooks(self)
         self.providers = Providers(self)
+        self.schedules = Schedules(self)
 
     async def account(self) -> Account:
         """The account and key tier this client's API key acts for."""
@@ -413,8 +421,11 @@ class Runs(_Resource):
         thread_id: str | None = None,
         limit: int | None = None,
         cursor: str | None = None,
+        schedule_id: str | None = None,
     ) -> RunPage:
-        return await self._client.send(calls.list_runs(status, agent_id, thread_id, limit, cursor))
+        return await self._client.send(
+            calls.list_runs(status, agent_id, thread_id, limit, cursor, schedule_id)
+        )
 
     async def iter_all(
         self,
@@ -423,10 +434,11 @@ class Runs(_Resource):
         agent_id: str | None = None,
         thread_id: str | None = None,
         limit: int | None = None,
+        schedule_id: str | None = None,
     ) -> AsyncIterator[Run]:
         """Every run matching the filters, newest first, following the cursor."""
         async for page in self._pages(
-            lambda cursor: calls.list_runs(status, agent_id, thread_id, limit, cursor)
+            lambda cursor: calls.list_runs(status, agent_id, thread_id, limit, cursor, schedule_id)
         ):
             for run in page.data:
                 yield run
@@ -759,3 +771,112 @@ class Providers(_Resource):
     async def delete(self, provider: str) -> ProviderDeleted:
         """Delete the provider; runs of agents that still name it fail."""
         return await self._client.send(calls.delete_provider(provider))
+
+
+class Schedules(_Resource):
+    """`/v1/schedules`: a prompt run at each fire time of a cron expression in a time zone,
+    exactly once per fire time; every firing, fired or skipped, is listed."""
+
+    async def create(
+        self,
+        prompt: str,
+        cron: str,
+        *,
+        timezone: str | None = None,
+        agent_id: str | None = None,
+        thread: str | None = None,
+        metadata: Mapping[str, Any] | None = None,
+        config: Mapping[str, Any] | None = None,
+        starts_at: str | None = None,
+        ends_at: str | None = None,
+        paused: bool | None = None,
+        on_overlap: str | None = None,
+        on_missed: str | None = None,
+        max_credits_per_day: float | None = None,
+    ) -> Schedule:
+        """A schedule (`timezone` default UTC, `thread` default "new", `on_overlap` default
+        skip, `on_missed` default run_once)."""
+        body = calls.schedule_body(
+            prompt=prompt,
+            cron=cron,
+            timezone=timezone,
+            agent_id=agent_id,
+            thread=thread,
+            metadata=metadata,
+            config=config,
+            starts_at=starts_at,
+            ends_at=ends_at,
+            paused=paused,
+            on_overlap=on_overlap,
+            on_missed=on_missed,
+            max_credits_per_day=max_credits_per_day,
+        )
+        return await self._client.send(calls.create_schedule(body))
+
+    async def list(self, *, limit: int | None = None, cursor: str | None = None) -> SchedulePage:
+        """A page of schedules, newest first."""
+        return await self._client.send(calls.list_schedules(limit, cursor))
+
+    async def iter_all(self, *, limit: int | None = None) -> AsyncIterator[Schedule]:
+        """Every schedule, newest first, following the cursor."""
+        async for page in self._pages(lambda cursor: calls.list_schedules(limit, cursor)):
+            for schedule in page.data:
+                yield schedule
+
+    async def get(self, schedule_id: str) -> Schedule:
+        return await self._client.send(calls.get_schedule(schedule_id))
+
+    async def update(self, schedule_id: str, **fields: Any) -> Schedule:
+        """The fields given replace the schedule's (the names of `create`'s parameters; None
+        clears `config`, `starts_at`, `ends_at`, `max_credits_per_day`)."""
+        return await self._client.send(calls.update_schedule(schedule_id, fields))
+
+    async def delete(self, schedule_id: str) -> ScheduleDeleted:
+        """Delete the schedule and its firings; its runs stay."""
+        return await self._client.send(calls.delete_schedule(schedule_id))
+
+    async def pause(self, schedule_id: str) -> Schedule:
+        return await self._client.send(calls.pause_schedule(schedule_id))
+
+    async def resume(self, schedule_id: str) -> Schedule:
+        """Fire again from the next fire time on."""
+        return await self._client.send(calls.resume_schedule(schedule_id))
+
+    async def next(self, schedule_id: str, *, n: int | None = None) -> ScheduleNextFirings:
+        """The next `n` (default 5) fire times by the schedule's rule."""
+        return await self._client.send(calls.next_firings(schedule_id, n))
+
+    async def trigger(self, schedule_id: str) -> ScheduleFiring:
+        """Fire now, by the schedule's overlap and credit rules."""
+        return await self._client.send(calls.trigger_schedule(schedule_id))
+
+    async def firings(
+        self,
+        schedule_id: str,
+        *,
+        status: str | None = None,
+        limit: int | None = None,
+        cursor: str | None = None,
+    ) -> ScheduleFiringPage:
+        """A page of the schedule's firings, latest fire time first."""
+        return await self._client.send(calls.schedule_firings(schedule_id, status, limit, cursor))
+
+    async def iter_firings(
+        self, schedule_id: str, *, status: str | None = None, limit: int | None = None
+    ) -> AsyncIterator[ScheduleFiring]:
+        """Every firing, latest fire time first, following the cursor."""
+        async for page in self._pages(
+            lambda cursor: calls.schedule_firings(schedule_id, status, limit, cursor)
+        ):
+            for firing in page.data:
+                yield firing
+
+    async def usage(
+        self,
+        schedule_id: str,
+        *,
+        start_date: date | None = None,
+        end_date: date | None = None,
+    ) -> ScheduleUsage:
+        """What the schedule's finished runs used, per UTC day (default: the last 30 days)."""
+        return await self._client.send(calls.schedule_usage(schedule_id, start_date, end_date))

@@ -32,6 +32,13 @@ from atrium.client.records import (
     Run,
     RunEvent,
     RunPage,
+    Schedule,
+    ScheduleDeleted,
+    ScheduleFiring,
+    ScheduleFiringPage,
+    ScheduleNextFirings,
+    SchedulePage,
+    ScheduleUsage,
     Space,
     Thread,
     ThreadCompaction,
@@ -230,9 +237,15 @@ def list_runs(
     thread_id: str | None = None,
     limit: int | None = None,
     cursor: str | None = None,
+    schedule_id: str | None = None,
 ) -> Call[RunPage]:
     params = compact(
-        status=status, agent_id=agent_id, thread_id=thread_id, limit=limit, cursor=cursor
+        status=status,
+        agent_id=agent_id,
+        thread_id=thread_id,
+        schedule_id=schedule_id,
+        limit=limit,
+        cursor=cursor,
     )
     return Call("GET", RUNS_PREFIX, parse_model(RunPage), params=params)
 
@@ -411,3 +424,102 @@ def delete_thread(thread_id: str) -> Call[ThreadDeleted]:
 def compact_thread(thread_id: str) -> Call[ThreadCompaction]:
     path = f"{THREADS_PATH}/{thread_id}/compact"
     return Call("POST", path, parse_model(ThreadCompaction))
+
+
+# --- schedules ------------------------------------------------------------------------------------
+SCHEDULES_PATH = f"{AGENTS_PREFIX}/schedules"
+
+
+def schedule_body(
+    *,
+    prompt: str | None = None,
+    cron: str | None = None,
+    timezone: str | None = None,
+    agent_id: str | None = None,
+    thread: str | None = None,
+    metadata: Mapping[str, Any] | None = None,
+    config: Mapping[str, Any] | None = None,
+    starts_at: str | None = None,
+    ends_at: str | None = None,
+    paused: bool | None = None,
+    on_overlap: str | None = None,
+    on_missed: str | None = None,
+    max_credits_per_day: float | None = None,
+) -> dict[str, Any]:
+    """The fields given (None: left out)."""
+    return compact(
+        prompt=prompt,
+        cron=cron,
+        timezone=timezone,
+        agent_id=agent_id,
+        thread=thread,
+        metadata=dict(metadata) if metadata is not None else None,
+        config=dict(config) if config is not None else None,
+        starts_at=starts_at,
+        ends_at=ends_at,
+        paused=paused,
+        on_overlap=on_overlap,
+        on_missed=on_missed,
+        max_credits_per_day=max_credits_per_day,
+    )
+
+
+def create_schedule(body: Mapping[str, Any]) -> Call[Schedule]:
+    return Call("POST", SCHEDULES_PATH, parse_model(Schedule), json=dict(body))
+
+
+def list_schedules(limit: int | None = None, cursor: str | None = None) -> Call[SchedulePage]:
+    params = compact(limit=limit, cursor=cursor)
+    return Call("GET", SCHEDULES_PATH, parse_model(SchedulePage), params=params)
+
+
+def get_schedule(schedule_id: str) -> Call[Schedule]:
+    return Call("GET", f"{SCHEDULES_PATH}/{schedule_id}", parse_model(Schedule))
+
+
+def update_schedule(schedule_id: str, body: Mapping[str, Any]) -> Call[Schedule]:
+    path = f"{SCHEDULES_PATH}/{schedule_id}"
+    return Call("PUT", path, parse_model(Schedule), json=dict(body))
+
+
+def delete_schedule(schedule_id: str) -> Call[ScheduleDeleted]:
+    return Call("DELETE", f"{SCHEDULES_PATH}/{schedule_id}", parse_model(ScheduleDeleted))
+
+
+def pause_schedule(schedule_id: str) -> Call[Schedule]:
+    return Call("POST", f"{SCHEDULES_PATH}/{schedule_id}/pause", parse_model(Schedule))
+
+
+def resume_schedule(schedule_id: str) -> Call[Schedule]:
+    return Call("POST", f"{SCHEDULES_PATH}/{schedule_id}/resume", parse_model(Schedule))
+
+
+def next_firings(schedule_id: str, n: int | None = None) -> Call[ScheduleNextFirings]:
+    path = f"{SCHEDULES_PATH}/{schedule_id}/next"
+    return Call("GET", path, parse_model(ScheduleNextFirings), params=compact(n=n))
+
+
+def trigger_schedule(schedule_id: str) -> Call[ScheduleFiring]:
+    return Call("POST", f"{SCHEDULES_PATH}/{schedule_id}/trigger", parse_model(ScheduleFiring))
+
+
+def schedule_firings(
+    schedule_id: str,
+    status: str | None = None,
+    limit: int | None = None,
+    cursor: str | None = None,
+) -> Call[ScheduleFiringPage]:
+    params = compact(status=status, limit=limit, cursor=cursor)
+    path = f"{SCHEDULES_PATH}/{schedule_id}/firings"
+    return Call("GET", path, parse_model(ScheduleFiringPage), params=params)
+
+
+def schedule_usage(
+    schedule_id: str, start_date: date | None = None, end_date: date | None = None
+) -> Call[ScheduleUsage]:
+    params = compact(
+        start_date=start_date.isoformat() if start_date else None,
+        end_date=end_date.isoformat() if end_date else None,
+    )
+    path = f"{SCHEDULES_PATH}/{schedule_id}/usage"
+    return Call("GET", path, parse_model(ScheduleUsage), params=params)

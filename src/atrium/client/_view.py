@@ -292,6 +292,7 @@ _CANCELLED_BY = {
     "interrupt": "a later prompt of its thread (interrupt: what it produced stays)",
     "rollback": "a later prompt of its thread (rollback: dropped from the thread)",
     "thread_deleted": "its thread's deletion",
+    "superseded": "its schedule's next firing",
 }
 
 

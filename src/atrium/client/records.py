@@ -45,6 +45,14 @@ __all__ = [
     "RunStarted",
     "RunStatus",
     "RunStep",
+    "Schedule",
+    "ScheduleDeleted",
+    "ScheduleFiring",
+    "ScheduleFiringPage",
+    "ScheduleNextFiring",
+    "ScheduleNextFirings",
+    "SchedulePage",
+    "ScheduleUsage",
     "Space",
     "StreamedText",
     "SummaryBilling",
@@ -70,9 +78,9 @@ __all__ = [
 
 T = TypeVar("T")
 RunStatus = Literal["queued", "running", "requires_action", "completed", "failed", "cancelled"]
-# Why a run was cancelled: a cancel request, a later prompt of its thread (`if_busy`), or its
-# thread's deletion.
-CancelReason = Literal["client", "interrupt", "rollback", "thread_deleted"]
+# Why a run was cancelled: a cancel request, a later prompt of its thread (`if_busy`), its
+# thread's deletion, or its schedule firing again (`on_overlap: cancel_previous`).
+CancelReason = Literal["client", "interrupt", "rollback", "superseded", "thread_deleted"]
 # What a new prompt does when its thread has an unfinished run (`runs.create(if_busy=…)`).
 IfBusy = Literal["enqueue", "reject", "interrupt", "rollback"]
 ThreadStatus = Literal["idle", "busy", "requires_action"]
@@ -290,6 +298,7 @@ class Run(_Model):
     events_url: str
     artifacts_url: str
     metadata: dict[str, Any] = Field(default_factory=dict)
+    schedule_id: str | None = None  # the schedule whose firing queued the run
     result: str | dict[str, Any] | None = None  # an object with an output schema
     artifacts: list[Artifact] | None = None
     billing: Billing | None = None
@@ -504,7 +513,7 @@ class WebhookDelivery(_Model):
 
     delivery_id: str
     webhook_id: str | None = None  # None: the run's own webhook_url
-    run_id: str
+    run_id: str | None = None  # None: a schedule's skipped firing (no run)
     event: str
     url: str
     status: Literal["pending", "delivered", "failed"]
@@ -551,6 +560,87 @@ class ProviderDeleted(_Model):
     provider_id: str
     name: str
     deleted: bool
+
+
+# --- schedules ------------------------------------------------------------------------------------
+class Schedule(_Model):
+    """A prompt run at each fire time of `cron` in `timezone`; `next_fire_at` is None while
+    paused or once no fire time is left."""
+
+    schedule_id: str
+    agent_id: str
+    prompt: str
+    cron: str
+    timezone: str
+    thread: str  # "new", or the thread every firing continues
+    metadata: dict[str, Any]
+    config: dict[str, Any] | None
+    starts_at: datetime | None
+    ends_at: datetime | None
+    paused: bool
+    on_overlap: Literal["skip", "enqueue", "cancel_previous"]
+    on_missed: Literal["skip", "run_once", "run_all"]
+    max_credits_per_day: float | None
+    next_fire_at: datetime | None
+    created_at: datetime
+    updated_at: datetime
+
+
+class SchedulePage(_Model):
+    """A page of schedules, newest first; pass `next_cursor` as `cursor` for the next."""
+
+    data: list[Schedule]
+    has_more: bool
+    next_cursor: str | None = None
+
+
+class ScheduleDeleted(_Model):
+    schedule_id: str
+    deleted: bool
+
+
+class ScheduleNextFiring(_Model):
+    fire_at: datetime  # UTC
+    local_time: datetime  # the same instant in the schedule's zone
+
+
+class ScheduleNextFirings(_Model):
+    schedule_id: str
+    timezone: str
+    data: list[ScheduleNextFiring]
+
+
+class ScheduleFiring(_Model):
+    """One fire time of a schedule: `fired` with its run, or `skipped` with the reason."""
+
+    firing_id: str
+    schedule_id: str
+    fire_at: datetime
+    trigger: Literal["cron", "manual"]
+    status: Literal["fired", "skipped"]
+    # missed, catch_up_limit, overlap, credit_cap, thread_missing, agent_missing
+    reason: str | None
+    detail: str | None
+    run_id: str | None
+    created_at: datetime
+
+
+class ScheduleFiringPage(_Model):
+    """A page of firings, latest fire time first; pass `next_cursor` as `cursor`."""
+
+    data: list[ScheduleFiring]
+    has_more: bool
+    next_cursor: str | None = None
+
+
+class ScheduleUsage(_Model):
+    """What a schedule's finished runs used, per UTC day of the range."""
+
+    schedule_id: str
+    start_date: date
+    end_date: date
+    totals: UsageCounters
+    daily: list[DailyUsage]
 
 
 # --- threads --------------------------------------------------------------------------------------

@@ -122,6 +122,8 @@ class NewRun:
     created_at: datetime
     # The creating request's W3C `traceparent`, when valid (`traces.context`).
     traceparent: str | None = None
+    # The schedule whose firing queues the run (`atrium.schedules`).
+    schedule_id: str | None = None
 
     def attributes(self, *, status: RunStatus, last_event_seq: int) -> dict[str, Any]:
         """The `Run`'s attribute values once stored in `status`: no attempt, nothing used yet."""
@@ -149,6 +151,7 @@ class NewRun:
             "tool_calls": 0,
             "credits_micro": 0,
             "traceparent": self.traceparent,
+            "schedule_id": self.schedule_id,
             "trace_exported_seq": 0,
         }
 
@@ -229,6 +232,7 @@ async def list_runs(
     thread_id: str | None,
     before: Position | None,
     limit: int,
+    schedule_id: str | None = None,
 ) -> Sequence[Run]:
     """The account's runs newest first, strictly after the cursor position `before`."""
     query = (
@@ -242,6 +246,8 @@ async def list_runs(
         query = query.where(Run.agent_id == agent_id)
     if thread_id is not None:
         query = query.where(Run.thread_id == thread_id)
+    if schedule_id is not None:
+        query = query.where(Run.schedule_id == schedule_id)
     if before is not None:
         query = query.where(older_than(Run.created_at, Run.id, before))
     query = query.order_by(Run.created_at.desc(), Run.id.desc()).limit(limit)

@@ -22,7 +22,13 @@ _wakers: weakref.WeakSet[Any] = weakref.WeakSet()
 
 
 def _row(
-    *, account_id: int, endpoint_id: str | None, run_id: str, event: str, url: str, now: datetime
+    *,
+    account_id: int,
+    endpoint_id: str | None,
+    run_id: str | None,
+    event: str,
+    url: str,
+    now: datetime,
 ) -> dict[str, Any]:
     return {
         "id": new_id("msg"),
@@ -114,6 +120,38 @@ def record_run_event(
         for endpoint_id, url in targets
     ]
     repository.insert_deliveries(session, rows)
+    return len(rows)
+
+
+def record_account_event(
+    session: Session,
+    *,
+    account_id: int,
+    event: str,
+    payload: str,
+    now: datetime,
+    run_id: str | None = None,
+) -> int:
+    """Record one delivery of `payload` per endpoint of the account that takes `event` (one
+    about the account rather than a run: `schedule.fired`, `schedule.skipped`); how many."""
+    endpoints = repository.subscribed_endpoints(session, account_id=account_id)
+    rows = [
+        {
+            **_row(
+                account_id=account_id,
+                endpoint_id=endpoint_id,
+                run_id=run_id,
+                event=event,
+                url=url,
+                now=now,
+            ),
+            "payload": payload,
+        }
+        for endpoint_id, url, events in endpoints
+        if event in events
+    ]
+    if rows:
+        repository.insert_deliveries(session, rows)
     return len(rows)
 
 

@@ -114,7 +114,8 @@ class DueDelivery:
     delivery_id: str
     account_id: int
     endpoint_id: str | None
-    run_id: str
+    # None: an event about the account (a schedule's), its payload recorded with it.
+    run_id: str | None
     url: str
     attempts: int
     payload: str | None
@@ -175,9 +176,9 @@ async def claim_due(
             func.coalesce(_ENDPOINTS.c.secret, _RUNS.c.webhook_secret).label("secret"),
         )
         .select_from(
-            _DELIVERIES.outerjoin(_ENDPOINTS, _ENDPOINTS.c.id == _DELIVERIES.c.endpoint_id).join(
-                _RUNS, _RUNS.c.id == _DELIVERIES.c.run_id
-            )
+            _DELIVERIES.outerjoin(
+                _ENDPOINTS, _ENDPOINTS.c.id == _DELIVERIES.c.endpoint_id
+            ).outerjoin(_RUNS, _RUNS.c.id == _DELIVERIES.c.run_id)
         )
         .where(_DELIVERIES.c.id.in_(ids))
     )

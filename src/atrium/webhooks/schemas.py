@@ -11,10 +11,24 @@ from atrium.db.models import WebhookDelivery, WebhookEndpoint
 from atrium.kit.time import isoformat
 from atrium.kit.wire_schemas import ALWAYS_SENT, PUBLIC_URL
 
-EVENTS: Final = ("run.completed", "run.failed", "run.cancelled", "run.requires_action")
+EVENTS: Final = (
+    "run.completed",
+    "run.failed",
+    "run.cancelled",
+    "run.requires_action",
+    "schedule.fired",
+    "schedule.skipped",
+)
 # An endpoint created without `events` takes the finished runs; waits are opted into.
 DEFAULT_EVENTS: Final = ("run.completed", "run.failed", "run.cancelled")
-EventName = Literal["run.completed", "run.failed", "run.cancelled", "run.requires_action"]
+EventName = Literal[
+    "run.completed",
+    "run.failed",
+    "run.cancelled",
+    "run.requires_action",
+    "schedule.fired",
+    "schedule.skipped",
+]
 DeliveryStatus = Literal["pending", "delivered", "failed"]
 
 
@@ -38,8 +52,8 @@ class WebhookCreate(BaseModel):
     )
     events: list[str] | None = Field(
         None,
-        description="Any of run.completed, run.failed, run.cancelled, run.requires_action; "
-        "default: the first three (finished runs).",
+        description="Any of run.completed, run.failed, run.cancelled, run.requires_action, "
+        "schedule.fired, schedule.skipped; default: the first three (finished runs).",
         json_schema_extra=_event_list,
     )
 
@@ -91,7 +105,7 @@ class DeliveryOut(BaseModel):
     webhook_id: str | None = Field(
         description="The endpoint; null for the run's own `webhook_url`."
     )
-    run_id: str
+    run_id: str | None = Field(description="The run; null for a `schedule.skipped`.")
     event: EventName
     url: str
     status: DeliveryStatus

@@ -198,8 +198,10 @@ class WebhookSender:
         error: str | None = None
         payload = delivery.payload
         try:
-            if payload is None:
+            if payload is None and delivery.run_id is not None:
                 payload = await self.render(account_id=delivery.account_id, run_id=delivery.run_id)
+            if payload is None:  # pragma: no cover - a delivery without a run has its payload
+                raise TargetRefused("nothing to send")
             if delivery.secret is None:  # pragma: no cover - every delivery has a signer
                 raise TargetRefused("no signing secret")
             secret = signing.opened(delivery.secret, self._box)

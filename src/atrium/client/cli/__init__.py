@@ -1,6 +1,6 @@
 """Client commands of `atrium`: run a prompt and follow it live, list and cancel runs, read,
-fork and delete threads, download artifacts, manage agents, providers, webhooks, domains and
-spaces, show usage. They talk HTTP to a server: `--url`/`ATRIUM_URL` (default
+fork and delete threads, download artifacts, manage agents, providers, schedules, webhooks,
+domains and spaces, show usage. They talk HTTP to a server: `--url`/`ATRIUM_URL` (default
 `http://127.0.0.1:8000`) and `--api-key`/`ATRIUM_API_KEY`; every one takes `--json` for
 scripts. None imports the server (docs/guide/client.md)."""
 
@@ -14,6 +14,7 @@ from atrium.client.cli.artifacts import artifacts_app
 from atrium.client.cli.domains import domains_app
 from atrium.client.cli.providers import providers_app
 from atrium.client.cli.runs import run, runs_app
+from atrium.client.cli.schedules import schedules_app
 from atrium.client.cli.spaces import spaces_app
 from atrium.client.cli.threads import threads_app
 from atrium.client.cli.usage import usage
@@ -31,6 +32,7 @@ def register(app: typer.Typer) -> None:
     app.add_typer(agents_app, name="agents")
     app.add_typer(webhooks_app, name="webhooks")
     app.add_typer(providers_app, name="providers")
+    app.add_typer(schedules_app, name="schedules")
     app.add_typer(domains_app, name="domains")
     app.add_typer(spaces_app, name="spaces")
     app.command("usage", cls=HelpCommand)(usage)

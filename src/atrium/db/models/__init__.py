@@ -18,6 +18,7 @@ from atrium.db.models.run import (
     Thread,
     ThreadSummary,
 )
+from atrium.db.models.schedule import Schedule, ScheduleFiring
 from atrium.db.models.space import Space
 from atrium.db.models.usage import AgentUsageDaily
 from atrium.db.models.webhook import WebhookDelivery, WebhookEndpoint
@@ -40,6 +41,8 @@ __all__ = [
     "RunAction",
     "RunEvent",
     "RunStatus",
+    "Schedule",
+    "ScheduleFiring",
     "Space",
     "Thread",
     "ThreadSummary",

@@ -32,6 +32,8 @@ class CancelReason(StrEnum):
     # A later prompt of the thread (`if_busy`): the run is dropped from the history.
     ROLLBACK = "rollback"
     THREAD_DELETED = "thread_deleted"
+    # The run's schedule fired again while it was unfinished (`on_overlap: cancel_previous`).
+    SUPERSEDED = "superseded"
 
 
 class RunStatus(StrEnum):
@@ -111,6 +113,8 @@ class Run(Base):
         Index("ix_runs_status_created_at", "status", "created_at"),
         Index("ix_runs_account_id_created_at", "account_id", "created_at"),
         Index("ix_runs_thread_id_created_at", "thread_id", "created_at"),
+        # A schedule's runs: `GET /agent/runs?schedule_id=`, its overlap check, its usage.
+        Index("ix_runs_schedule_id_created_at", "schedule_id", "created_at"),
         UniqueConstraint("account_id", "idempotency_key", name="uq_runs_account_id"),
     )
 
@@ -132,6 +136,8 @@ class Run(Base):
     # as an endpoint's).
     webhook_url: Mapped[str | None] = mapped_column(String(2048), default=None)
     webhook_secret: Mapped[str | None] = mapped_column(Text, default=None)
+    # The schedule whose firing queued the run (no foreign key: a run outlives its schedule).
+    schedule_id: Mapped[str | None] = mapped_column(String(40), default=None)
 
     # Queue and lease.
     attempts: Mapped[int] = mapped_column(Integer, default=0)

@@ -52,7 +52,10 @@ class WebhookDelivery(Base):
     endpoint_id: Mapped[str | None] = mapped_column(
         ForeignKey("webhook_endpoints.id", ondelete="CASCADE"), default=None
     )
-    run_id: Mapped[str] = mapped_column(ForeignKey("runs.id", ondelete="CASCADE"), index=True)
+    # None: a schedule's event that no run goes with (`schedule.skipped`).
+    run_id: Mapped[str | None] = mapped_column(
+        ForeignKey("runs.id", ondelete="CASCADE"), index=True, default=None
+    )
     event: Mapped[str] = mapped_column(String(32))
     url: Mapped[str] = mapped_column(String(2048))
     status: Mapped[str] = mapped_column(String(16))

@@ -139,8 +139,11 @@ async def list_runs(
     thread_id: Annotated[str | None, Query(max_length=40)] = None,
     limit: Annotated[int, Query(ge=1, le=100)] = 20,
     cursor: CursorQuery = None,
+    schedule_id: Annotated[
+        str | None, Query(max_length=40, description="Only the runs this schedule queued.")
+    ] = None,
 ) -> RunList:
-    """The account's runs, newest first, filtered by status, agent or thread; follow
+    """The account's runs, newest first, filtered by status, agent, thread or schedule; follow
     `next_cursor` (pass it as `cursor`) while `has_more`."""
     page = await service.list_runs(
         session,
@@ -148,6 +151,7 @@ async def list_runs(
         status=status,
         agent_id=agent_id,
         thread_id=thread_id,
+        schedule_id=schedule_id,
         limit=limit,
         cursor=cursor,
     )

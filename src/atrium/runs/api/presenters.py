@@ -74,6 +74,8 @@ def run_out(settings: Settings, run: Run, artifacts: Sequence[Artifact] = ()) ->
         artifacts_url=f"{url}/artifacts",
         metadata=_shown_metadata(run),
     )
+    if run.schedule_id is not None:
+        out.schedule_id = run.schedule_id
     if run.status == "requires_action" and run.required_action is not None:
         out.required_action = RequiredAction.model_validate(run.required_action)
     if run.status in TERMINAL_STATUSES:

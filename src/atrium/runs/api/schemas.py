@@ -169,6 +169,9 @@ class RunOut(BaseModel):
     events_url: str
     artifacts_url: str
     metadata: dict[str, Any]
+    schedule_id: str | None = Field(
+        None, description="The schedule whose firing queued the run; absent otherwise."
+    )
     result: str | dict[str, Any] | None = Field(
         None, description="The final text, or a JSON object when the agent has an output schema."
     )
@@ -178,7 +181,8 @@ class RunOut(BaseModel):
     cancel_reason: CancelReason | None = Field(
         None,
         description="Once cancelled: why. `client` (a cancel request), `interrupt` or "
-        "`rollback` (a later prompt of the thread, `if_busy`), `thread_deleted`.",
+        "`rollback` (a later prompt of the thread, `if_busy`), `thread_deleted`, "
+        "`superseded` (its schedule fired again, `on_overlap: cancel_previous`).",
     )
     required_action: RequiredAction | None = Field(
         None, description="While `requires_action`: the calls the run waits for."

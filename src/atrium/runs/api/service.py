@@ -106,7 +106,7 @@ def _storable(value: str) -> bool:
     return "\x00" not in value
 
 
-def _checked_prompt(settings: Settings, prompt: str) -> str:
+def checked_prompt(settings: Settings, prompt: str) -> str:
     if not prompt.strip():
         raise InvalidParameter("prompt", "prompt must not be blank")
     if not _storable(prompt):
@@ -312,7 +312,7 @@ async def _checked_create(
     key: str | None,
 ) -> _CheckedCreate:
     """The create's body checked (a 400 naming the first bad parameter), its model included."""
-    prompt = _checked_prompt(settings, data.prompt)
+    prompt = checked_prompt(settings, data.prompt)
     metadata = checked_metadata(settings, data.metadata)
     webhook_url = (
         checked_url(settings, data.webhook_url, parameter="webhook_url")
@@ -502,19 +502,23 @@ async def list_runs(
     thread_id: str | None,
     limit: int,
     cursor: str | None,
+    schedule_id: str | None = None,
 ) -> RunPage:
     """A page of the account's runs, newest first, and the cursor of the next page."""
     if status is not None and status not in _STATUSES:
         raise InvalidParameter("status", f"status must be one of {', '.join(_STATUSES)}")
     before = decode_cursor(cursor) if cursor else None
-    if any(value is not None and not _ID.match(value) for value in (agent_id, thread_id)):
-        return RunPage([], None)  # no run has such an agent or thread
+    if any(
+        value is not None and not _ID.match(value) for value in (agent_id, thread_id, schedule_id)
+    ):
+        return RunPage([], None)  # no run has such an agent, thread or schedule
     rows = await repository.list_runs(
         session,
         account_id=account_id,
         status=status,
         agent_id=agent_id,
         thread_id=thread_id,
+        schedule_id=schedule_id,
         before=before,
         limit=limit + 1,
     )

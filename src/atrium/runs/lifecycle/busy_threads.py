@@ -124,14 +124,14 @@ def admit(session: Session, *, run: NewRun, policy: IfBusy) -> Admission:
     if policy in (IfBusy.INTERRUPT, IfBusy.ROLLBACK):
         reason = CancelReason(policy.value)
         for each in earlier:
-            announcement = _stop(session, run=each, reason=reason, now=now)
+            announcement = stop_run(session, run=each, reason=reason, now=now)
             if announcement is not None:
                 announcements.append(announcement)
     announcements.append(moves.create(session, thread=None, run=run, now=now))
     return Admission(run, announcements)
 
 
-def _stop(
+def stop_run(
     session: Session, *, run: UnfinishedRun, reason: CancelReason, now: datetime
 ) -> Announcement | None:
     """Cancel `run` by the move its status takes (a waiting run billed what it used before its

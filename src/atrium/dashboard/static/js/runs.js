@@ -18,6 +18,7 @@ const CANCELLED_BY = {
   interrupt: "Cancelled by a later prompt of its thread (interrupt): what it produced stays in the thread.",
   rollback: "Cancelled by a later prompt of its thread (rollback): it was dropped from the thread.",
   thread_deleted: "Cancelled: its thread was deleted.",
+  superseded: "Cancelled: its schedule fired again (on_overlap cancel_previous).",
 };
 // Polling budget: the runs group allows 1000 requests an hour per standard key.
 const POLL_ACTIVE_MS = 2000;
