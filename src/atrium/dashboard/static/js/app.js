@@ -7,6 +7,7 @@ import { errorBox, field, h, pageHeader, replace, toast } from "./dom.js";
 import { agentEditView, agentsView } from "./agents.js";
 import { recordEditView, recordsView, DOMAINS, SPACES } from "./records.js";
 import { runView, runsView } from "./runs.js";
+import { scheduleView, schedulesView } from "./schedules.js";
 import { threadView, threadsView } from "./threads.js";
 import { usageView } from "./usage.js";
 
@@ -20,6 +21,8 @@ const ROUTES = [
   [/^\/runs\/([\w-]+)$/, "Run", runView],
   [/^\/threads$/, "Threads", threadsView],
   [/^\/threads\/([\w-]+)$/, "Thread", threadView],
+  [/^\/schedules$/, "Schedules", schedulesView],
+  [/^\/schedules\/([\w-]+)$/, "Schedule", scheduleView],
   [/^\/agents$/, "Agents", agentsView],
   [/^\/agents\/([\w-]+)\/edit$/, "Edit agent", agentEditView],
   [/^\/usage$/, "Usage", usageView],
