@@ -17,6 +17,7 @@ import logging
 from datetime import timedelta
 from typing import TYPE_CHECKING
 
+from atrium.db.batcher import WriteBatcher
 from atrium.db.engine import Database
 from atrium.kit.time import utcnow
 from atrium.kit.wait_event import wait_event
@@ -35,6 +36,8 @@ _SWEEP_SECONDS = 15.0
 _SWEEP_WINDOW = timedelta(days=1)
 _SWEEP_BATCH = 100
 _SEND_TIMEOUT_SECONDS = 10.0
+# Runs whose spans go in one request (a burst of runs ending at once).
+_BATCH = 50
 # A send the collector refused is tried again after these delays, then left to the sweep.
 _RETRY_DELAYS = (1.0, 2.0, 4.0, 8.0, 16.0)
 
@@ -42,9 +45,10 @@ _RETRY_DELAYS = (1.0, 2.0, 4.0, 8.0, 16.0)
 class TraceExporter:
     """Started with the worker pool; does nothing unless `otlp_endpoint` is set."""
 
-    def __init__(self, *, settings: Settings, db: Database) -> None:
+    def __init__(self, *, settings: Settings, db: Database, batcher: WriteBatcher) -> None:
         self.settings = settings
         self.db = db
+        self.batcher = batcher
         self._pending: set[str] = set()
         self._wake = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
@@ -92,11 +96,11 @@ class TraceExporter:
                 except Exception:
                     log.exception("looking for unexported traces failed")
             while self._pending:
-                run_id = self._pending.pop()
+                batch = [self._pending.pop() for _ in range(min(len(self._pending), _BATCH))]
                 try:
-                    await self.export_run(run_id)
+                    await self.export_runs(batch)
                 except Exception:
-                    log.exception("exporting the trace of run %s failed", run_id)
+                    log.exception("exporting the traces of runs %s failed", ", ".join(batch))
             await wait_event(self._wake, max(0.0, next_sweep - loop.time()))
 
     async def _sweep(self) -> None:
@@ -110,24 +114,29 @@ class TraceExporter:
             )
         )
 
-    async def export_run(self, run_id: str) -> int:
-        """Send the run's spans closed since its mark; how many were sent."""
-        stored = await repository.stored_trace(self.db, run_id=run_id)
-        if stored is None or not stored.events:
-            return 0
-        through = stored.events[-1].seq
-        if through <= stored.exported_seq:
-            return 0
-        spans = [
-            span
-            for span in build_spans(stored.run, stored.events, content=self.settings.trace_content)
-            if stored.exported_seq < span.closed_seq <= through
-        ]
+    async def export_runs(self, run_ids: list[str]) -> int:
+        """Send the runs' spans closed since their marks, in one request; how many were sent."""
+        marks: list[tuple[str, int]] = []
+        spans: list[Span] = []
+        content = self.settings.trace_content
+        for stored in await repository.stored_traces(self.db, run_ids, content=content):
+            through = stored.events[-1].seq if stored.events else 0
+            if through <= stored.exported_seq:
+                continue
+            marks.append((stored.run.run_id, through))
+            spans.extend(
+                span
+                for span in build_spans(stored.run, stored.events, content=content)
+                if stored.exported_seq < span.closed_seq <= through
+            )
         if spans and not await asyncio.to_thread(self._send, spans):
-            self._retry_later(run_id)
+            for run_id, _ in marks:
+                self._retry_later(run_id)
             return 0
-        self._failures.pop(run_id, None)
-        await repository.mark_exported(self.db, run_id=run_id, through_seq=through)
+        if marks:
+            for run_id, _ in marks:
+                self._failures.pop(run_id, None)
+            await repository.mark_exported(self.batcher, marks)
         return len(spans)
 
     def _retry_later(self, run_id: str) -> None:

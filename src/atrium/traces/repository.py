@@ -1,19 +1,51 @@
-"""The SQL of traces: a run and its events as the span builder reads them, the export mark,
+"""The SQL of traces: runs and their events as the span builder reads them, the export marks,
 and the finished runs whose export was cut off."""
 
 from __future__ import annotations
 
+import functools
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
+from typing import Any, cast
 
-from sqlalchemy import select, update
+from sqlalchemy import Connection, Row, Table, bindparam, select
 
+from atrium.db.batcher import WriteBatcher
 from atrium.db.engine import Database
-from atrium.db.models import Run, RunEvent, RunStatus
+from atrium.db.models import EventKind, Run, RunEvent, RunStatus
 from atrium.traces.spans import ModelAnswer, TracedEvent, TracedRun
 
 _FINISHED = (RunStatus.COMPLETED, RunStatus.FAILED, RunStatus.CANCELLED)
+_RUN_COLUMNS = (
+    Run.id,
+    Run.account_id,
+    Run.thread_id,
+    Run.agent_id,
+    Run.model,
+    Run.status,
+    Run.prompt,
+    Run.result,
+    Run.error_code,
+    Run.error_message,
+    Run.input_tokens,
+    Run.output_tokens,
+    Run.requests,
+    Run.tool_calls,
+    Run.credits_micro,
+    Run.attempts,
+    Run.created_at,
+    Run.traceparent,
+    Run.trace_exported_seq,
+    Run.last_event_seq,
+    Run.messages,
+)
+_MARK = (
+    cast(Table, Run.__table__)
+    .update()
+    .where(Run.id == bindparam("run"), Run.trace_exported_seq < bindparam("seq"))
+    .values(trace_exported_seq=bindparam("seq"))
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -24,26 +56,60 @@ class StoredTrace:
     exported_seq: int
 
 
-async def stored_trace(
-    db: Database, *, run_id: str, account_id: int | None = None
-) -> StoredTrace | None:
-    """Session: the run (of `account_id`, when given) and its events, or None."""
-    query = select(Run).where(Run.id == run_id)
+async def stored_traces(
+    db: Database, run_ids: list[str], *, account_id: int | None = None, content: bool
+) -> list[StoredTrace]:
+    """Point reads: the runs (of `account_id`, when given) by primary key, then each run's
+    events a page at a time through (run_id, seq), in `run_ids`' order. Without `content` the
+    streamed text stays in the database (no span shows it)."""
+    runs = select(*_RUN_COLUMNS).where(Run.id.in_(run_ids))
     if account_id is not None:
-        query = query.where(Run.account_id == account_id)
-    async with db.session(write=False) as session:
-        row = (await session.execute(query)).scalar_one_or_none()
+        runs = runs.where(Run.account_id == account_id)
+    rows = {row.id: row for row in await db.point_read(lambda conn: conn.execute(runs).all())}
+    found: list[StoredTrace] = []
+    for run_id in run_ids:
+        row = rows.get(run_id)
         if row is None:
-            return None
-        # Events are appended in order of `seq`: those up to the row's last one are all stored.
-        events = (
-            await session.execute(
-                select(RunEvent.seq, RunEvent.kind, RunEvent.data, RunEvent.created_at)
-                .where(RunEvent.run_id == run_id, RunEvent.seq <= row.last_event_seq)
-                .order_by(RunEvent.seq)
-            )
-        ).all()
-    run = TracedRun(
+            continue
+        events: list[TracedEvent] = []
+        # Events are appended in order of `seq`: those up to the row's last are all stored.
+        while not events or events[-1].seq < row.last_event_seq:
+            after = events[-1].seq if events else 0
+            bounds = {"run": run_id, "after": after, "through": row.last_event_seq}
+            page = await db.point_read(functools.partial(_read_page, content, bounds))
+            events.extend(TracedEvent(e.seq, e.kind, e.data, e.created_at) for e in page)
+            if len(page) < _PAGE:
+                break
+        found.append(
+            StoredTrace(run=_traced_run(row), events=events, exported_seq=row.trace_exported_seq)
+        )
+    return found
+
+
+_PAGE = 500
+
+
+def _read_page(content: bool, bounds: dict[str, Any], conn: Connection) -> Sequence[Row[Any]]:
+    return conn.execute(_events_page(content), bounds).all()
+
+
+@functools.cache
+def _events_page(content: bool) -> Any:
+    query = (
+        select(RunEvent.seq, RunEvent.kind, RunEvent.data, RunEvent.created_at)
+        .where(
+            RunEvent.run_id == bindparam("run"),
+            RunEvent.seq > bindparam("after"),
+            RunEvent.seq <= bindparam("through"),
+        )
+        .order_by(RunEvent.seq)
+        .limit(_PAGE)
+    )
+    return query if content else query.where(RunEvent.kind != EventKind.MESSAGE_DELTA)
+
+
+def _traced_run(row: Any) -> TracedRun:
+    return TracedRun(
         run_id=row.id,
         thread_id=row.thread_id,
         agent_id=row.agent_id,
@@ -62,11 +128,6 @@ async def stored_trace(
         created_at=row.created_at,
         traceparent=row.traceparent,
         responses=model_answers(row.messages),
-    )
-    return StoredTrace(
-        run=run,
-        events=[TracedEvent(e.seq, e.kind, e.data, e.created_at) for e in events],
-        exported_seq=row.trace_exported_seq,
     )
 
 
@@ -94,14 +155,11 @@ def _text(value: object) -> str | None:
     return value if isinstance(value, str) and value else None
 
 
-async def mark_exported(db: Database, *, run_id: str, through_seq: int) -> None:
-    """A transaction of its own: the spans closed by events up to `through_seq` were sent."""
-    async with db.transaction() as session:
-        await session.execute(
-            update(Run)
-            .where(Run.id == run_id, Run.trace_exported_seq < through_seq)
-            .values(trace_exported_seq=through_seq)
-        )
+async def mark_exported(writer: WriteBatcher, marks: list[tuple[str, int]]) -> None:
+    """Synchronous write through the batcher: the spans closed by each run's events up to its
+    sequence number were sent (a mark never moves back)."""
+    values = [{"run": run_id, "seq": seq} for run_id, seq in marks]
+    await writer.write_sync(lambda session: session.execute(_MARK, values))
 
 
 async def unexported_finished(

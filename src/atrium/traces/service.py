@@ -14,9 +14,12 @@ from atrium.traces.spans import Span, build_spans
 
 
 async def run_trace(db: Database, settings: Settings, *, account_id: int, run_id: str) -> TraceOut:
-    stored = await repository.stored_trace(db, run_id=run_id, account_id=account_id)
-    if stored is None:
+    found = await repository.stored_traces(
+        db, [run_id], account_id=account_id, content=settings.trace_content
+    )
+    if not found:
         raise TracedRunNotFound(run_id)
+    stored = found[0]
     spans = build_spans(stored.run, stored.events, content=settings.trace_content)
     origin = stored.run.created_at
     return TraceOut(

@@ -26,6 +26,7 @@ from atrium.runs.events.broker import Broker
 from atrium.runs.lifecycle import ClaimedRun, run_queue, writes
 from atrium.runs.lifecycle.run_queue import ExpiredRun
 from atrium.runtime.executor import Runtime
+from atrium.schedules.scheduler import Scheduler
 from atrium.settings import Settings
 from atrium.traces.exporter import TraceExporter
 from atrium.webhooks.sender import WebhookSender
@@ -71,7 +72,9 @@ class WorkerPool:
             render=functools.partial(presenters.run_json, db, settings),
         )
         # Spans of the runs this process waits or ends, when `ATRIUM_OTLP_ENDPOINT` is set.
-        self.traces = TraceExporter(settings=settings, db=db)
+        self.traces = TraceExporter(settings=settings, db=db, batcher=self.batcher)
+        # Schedules whose fire time has come, fired from every process that executes runs.
+        self.schedules = Scheduler(settings=settings, db=db, broker=broker)
 
     async def start(self) -> None:
         if self._loops:
@@ -87,6 +90,7 @@ class WorkerPool:
         ]
         self.webhooks.start()
         self.traces.start()
+        self.schedules.start()
 
     async def stop(self) -> None:
         """Stop claiming, stop the runs in progress and hand them back to the queue.
@@ -109,6 +113,7 @@ class WorkerPool:
         for task in loops:
             task.cancel()
         await asyncio.gather(*loops, return_exceptions=True)
+        await self.schedules.stop()
         await self.webhooks.stop()
         await self.traces.stop()
         for task in list(self._run_tasks):
