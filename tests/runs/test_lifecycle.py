@@ -130,9 +130,9 @@ def _finish(session: Session, run: Stored, to: RunStatus | None) -> Any:
 
 
 def _wait(session: Session, run: Stored, _to: RunStatus | None) -> Any:
-    required = {"type": "tool_calls", "tool_calls": []}
+    waiting = lifecycle.Waiting([], utcnow() + timedelta(hours=1), None, lifecycle.Usage())
+    required = waiting.required_action()
     row = _next_row(run, EventKind.REQUIRES_ACTION, {"required_action": required})
-    waiting = lifecycle.Waiting(required, utcnow() + timedelta(hours=1), None, lifecycle.Usage())
     return lifecycle.wait(
         session,
         run=run.claim,

@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import re
-from typing import Any, Final
+from collections.abc import Mapping
+from typing import Any, Final, TypedDict, cast
+
+from atrium.kit.json_object import JsonObject
 
 TOOLS: Final = ("write_artifact", "list_artifacts", "read_artifact")
 OFFLINE_MODEL: Final = "atrium:offline"
@@ -32,7 +35,30 @@ MODEL_PATTERN: Final = re.compile(rf"^[a-z][a-z0-9_-]*:{MODEL_NAME_PATTERN}$")
 AGENT_ID_PATTERN: Final = re.compile(r"^agt_[A-Za-z0-9_-]{1,36}$")
 
 
-def default_config(model: str = DEFAULT_MODEL) -> dict[str, Any]:
+class AgentConfig(TypedDict, total=False):
+    """An agent's `config` as it is stored and as each run keeps a snapshot of it
+    (`runs.agent_config`): the keys of `AgentConfigIn`. A plain dict, so the JSON column reads
+    and writes it as it is; readers take a missing key as its default (`.get`), since a row
+    written before a key existed lacks it."""
+
+    model: str
+    temperature: float
+    instructions: str
+    max_output_tokens: int | None
+    # A built-in tool's name, or an MCP server's or a function's object.
+    tools: list[str | JsonObject]
+    output_schema: JsonObject | None
+    context_budget: int | None
+
+
+def stored_config(value: Mapping[str, Any]) -> AgentConfig:
+    """A config read from a JSON column, as a copy the caller may change. Only validated
+    configs (`AgentConfigIn`, merged over the defaults) are ever stored, so the keys are
+    trusted rather than checked again on every run."""
+    return cast(AgentConfig, dict(value))
+
+
+def default_config(model: str = DEFAULT_MODEL) -> AgentConfig:
     """A fresh copy of the server defaults (callers may mutate it); `model` is the
     deployment's `ATRIUM_DEFAULT_MODEL`."""
     return {

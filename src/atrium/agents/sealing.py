@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from atrium.agents.config import stored_config
 from atrium.agents.errors import ToolsRefused
 from atrium.agents.outbound import TargetRefused, check_server_url
 from atrium.agents.tool_config import McpServerTool, Tool, parse_tools, stored_tools
@@ -37,7 +38,7 @@ async def tools_to_store(
     """`config.tools` as stored: MCP server URLs checked, header values encrypted."""
     previous = {
         tool.server_label: tool
-        for tool in (stored_tools(before) if before is not None else [])
+        for tool in (stored_tools(stored_config(before)) if before is not None else [])
         if isinstance(tool, McpServerTool)
     }
     box = SecretBox.of(settings)

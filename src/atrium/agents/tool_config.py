@@ -28,6 +28,7 @@ from pydantic import (
 )
 
 from atrium.agents.config import TOOLS as BUILTIN_TOOLS
+from atrium.agents.config import AgentConfig
 from atrium.agents.json_schemas import DOCUMENTED_SCHEMA, NO_ARGUMENTS, check_object_schema
 from atrium.kit.headers import HEADERS_SCHEMA, TRANSPORT_HEADERS, check_headers
 from atrium.kit.wire_schemas import PUBLIC_URL
@@ -350,7 +351,7 @@ ToolList = Annotated[
 """`config.tools` in a request body."""
 
 
-def stored_tools(config: dict[str, Any]) -> list[Tool]:
+def stored_tools(config: AgentConfig) -> list[Tool]:
     """The tools of a stored config (validated when they were written)."""
     return parse_tools(list(config.get("tools") or []))
 

@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from typing import Any, Final
+from typing import Final
+
+from atrium.kit.json_object import JsonObject
 
 MAX_HEADERS: Final = 32
 MAX_HEADER_VALUE: Final = 8_192
@@ -25,7 +27,7 @@ TRANSPORT_HEADERS: Final = frozenset(
     }
 )
 # What `check_headers` takes, for the OpenAPI document.
-HEADERS_SCHEMA: Final[dict[str, Any]] = {
+HEADERS_SCHEMA: Final[JsonObject] = {
     "maxProperties": MAX_HEADERS,
     "propertyNames": {"pattern": HEADER_NAME.pattern},
     "additionalProperties": {

@@ -17,6 +17,8 @@ from typing import Any, Final
 
 import jsonschema_rs
 
+from atrium.kit.json_object import JsonObject
+
 _MAX_MESSAGE: Final = 500
 _LINEAR_REGEXES: Final = jsonschema_rs.RegexOptions()
 
@@ -25,7 +27,7 @@ class SchemaUnusable(ValueError):
     """The schema cannot be validated against: what stops it, in a sentence."""
 
 
-def build_validator(schema: dict[str, Any]) -> jsonschema_rs.Validator:
+def build_validator(schema: JsonObject) -> jsonschema_rs.Validator:
     """A validator for `schema`, or `SchemaUnusable`: a `$ref` that does not resolve within it,
     a regex the linear engine cannot run, a schema its draft's meta-schema refuses. `format` is
     an annotation, as in `jsonschema` without a format checker."""

@@ -12,6 +12,8 @@ from typing import Any
 
 from pydantic import ConfigDict
 
+from atrium.kit.json_object import JsonObject
+
 # For a response model whose fields with a default are sent in every answer all the same: the
 # response schema lists them as required (the request schema, if any, keeps them optional).
 ALWAYS_SENT = ConfigDict(json_schema_serialization_defaults_required=True)
@@ -44,11 +46,11 @@ def trimmed_choice(*choices: str) -> str:
 
 def trimmed_text_schema(
     max_length: int, *, required: bool = False, control: str = CONTROL, space: str = _SPACE
-) -> Callable[[dict[str, Any]], None]:
+) -> Callable[[JsonObject], None]:
     """`json_schema_extra` for a trimmed text field: the pattern of `trimmed_text` in place of
     the lengths, which the server counts after trimming."""
 
-    def amend(schema: dict[str, Any]) -> None:
+    def amend(schema: JsonObject) -> None:
         schema.pop("minLength", None)
         schema.pop("maxLength", None)
         schema["pattern"] = trimmed_text(
@@ -64,7 +66,7 @@ WITHOUT_NUL = r"^[^\x00]*$"
 NOT_BLANK_WITHOUT_NUL = rf"^[^\x00]*[^{_SPACE}\x00][^\x00]*$"
 
 
-def integer(minimum: int, maximum: int, **extra: Any) -> dict[str, Any]:
+def integer(minimum: int, maximum: int, **extra: Any) -> JsonObject:
     """An integer parameter the server reads from text (path, query, header)."""
     return {"type": "integer", "minimum": minimum, "maximum": maximum, **extra}
 
@@ -72,7 +74,7 @@ def integer(minimum: int, maximum: int, **extra: Any) -> dict[str, Any]:
 # `Idempotency-Key`: 1 to 200 printable characters (`str.isprintable`) of a header (Latin-1),
 # the first and last not a space (HTTP strips those from a header value).
 _PRINTABLE = r"\x21-\x7e\xa1-\xac\xae-\xff"
-IDEMPOTENCY_KEY: dict[str, Any] = {
+IDEMPOTENCY_KEY: JsonObject = {
     "pattern": f"^[{_PRINTABLE}]([ {_PRINTABLE}]{{0,198}}[{_PRINTABLE}])?$",
     "description": "1 to 200 printable characters; a retry with the same key and body replays "
     "the first answer.",
@@ -87,7 +89,7 @@ _LABEL = r"[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?"
 
 
 _HTTP_URL = rf"https?://({_LABEL}\.)+[a-z]{{2,63}}(:[1-9][0-9]{{0,3}})?(/[A-Za-z0-9._~/-]*)?"
-PUBLIC_URL: dict[str, Any] = {
+PUBLIC_URL: JsonObject = {
     "pattern": f"^{_HTTP_URL}$",
     "maxLength": 2048,
 }
@@ -100,7 +102,7 @@ PUBLIC_URL: dict[str, Any] = {
 # A host name of two or three LDH labels, in lower case (at most 191 characters; the server
 # takes up to 255, more labels, upper case, Unicode and a scheme, and normalises them; a
 # generator needs only this).
-FORM_DOMAIN_NAME: dict[str, Any] = {
+FORM_DOMAIN_NAME: JsonObject = {
     "type": "string",
     "pattern": f"^[{_SPACE}]*({_LABEL}\\.){{1,2}}[a-z]{{2,63}}[{_SPACE}]*$",
 }
@@ -184,6 +186,6 @@ def _page_url() -> str:
 
 # An absolute http(s) URL exactly as the server takes it (`_page_url`), or nothing but spaces
 # (which clears the page). Its length is bounded inside the pattern (see above).
-FORM_PAGE_URL: dict[str, Any] = {
+FORM_PAGE_URL: JsonObject = {
     "pattern": f"^[{_SPACE}]*(?:{_page_url()})?[{_SPACE}]*$",
 }

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
+from atrium.agents.config import AgentConfig
 from atrium.db.engine import Database
 from atrium.db.models import ThreadSummary
 from atrium.kit.ids import new_id
@@ -46,7 +47,7 @@ async def compact(
     runtime: Runtime,
     *,
     position: Position,
-    config: dict[str, Any],
+    config: AgentConfig,
     target: ProviderTarget | None,
     force: bool = False,
 ) -> Compacted | None:

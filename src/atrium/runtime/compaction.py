@@ -24,7 +24,7 @@ from pydantic_ai import Agent
 from pydantic_ai.models import Model
 from pydantic_ai.settings import ModelSettings
 
-from atrium.agents.config import OFFLINE_MODEL
+from atrium.agents.config import OFFLINE_MODEL, AgentConfig
 
 # The instructions of a summarising request. The offline model recognises them by this first
 # line and writes a deterministic summary (runtime/offline.py).
@@ -68,7 +68,7 @@ def context_window(model: str) -> int:
     return DEFAULT_WINDOW
 
 
-def budget_of(config: dict[str, Any]) -> int:
+def budget_of(config: AgentConfig) -> int:
     """The history budget of a run with this agent config (tokens)."""
     given = config.get("context_budget")
     if isinstance(given, int) and given > 0:
@@ -171,9 +171,12 @@ def transcript(parts: Sequence[Part], budget: int) -> str:
     limit = budget * _CHARS_PER_TOKEN
     head = lines[:1] if lines and lines[0].startswith(SUMMARY_LINE) else []
     tail = lines[len(head) :]
-    while tail and sum(len(line) + 1 for line in head + tail) > limit:
-        tail.pop(0)
-    return "\n".join(head + tail)
+    size = sum(len(line) + 1 for line in lines)
+    first = 0
+    while first < len(tail) and size > limit:
+        size -= len(tail[first]) + 1
+        first += 1
+    return "\n".join(head + tail[first:])
 
 
 @dataclass(frozen=True, slots=True)

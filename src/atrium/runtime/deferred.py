@@ -22,7 +22,7 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, Final, Literal
+from typing import Any, Final
 
 from pydantic_ai import RunContext
 from pydantic_ai.exceptions import ApprovalRequired, ToolFailed
@@ -37,11 +37,12 @@ from pydantic_ai.tools import (
 from pydantic_ai.toolsets import ExternalToolset, ToolsetTool, WrapperToolset
 
 from atrium.agents.tool_config import ApprovalList, FunctionTool, McpServerTool
+from atrium.kit.json_object import JsonObject
 from atrium.runtime.artifact_tools import RunDeps
 from atrium.runtime.observed_calls import ToolFailure, wire_call_id
 from atrium.runtime.tool_errors import ToolErrors
+from atrium.runtime.waited_calls import Answers, PendingCall
 
-CallKind = Literal["function", "approval"]
 _META_LABEL: Final = "server_label"
 _META_NAME: Final = "name"
 
@@ -87,7 +88,7 @@ class ApprovalToolset(WrapperToolset[RunDeps]):
     async def call_tool(
         self,
         name: str,
-        tool_args: dict[str, Any],
+        tool_args: JsonObject,
         ctx: RunContext[RunDeps],
         tool: ToolsetTool[RunDeps],
     ) -> Any:
@@ -106,9 +107,9 @@ def _arguments(call: ToolCallPart) -> Any:
         return call.args
 
 
-def pending_calls(requests: DeferredToolRequests) -> list[dict[str, Any]]:
+def pending_calls(requests: DeferredToolRequests) -> list[PendingCall]:
     """The calls a run waits for, as `required_action.tool_calls` shows them."""
-    pending: list[dict[str, Any]] = [
+    pending: list[PendingCall] = [
         {
             "id": wire_call_id(call.tool_call_id),
             "kind": "function",
@@ -139,8 +140,8 @@ class Resume:
     # The run's own messages so far (pydantic-ai JSON), after the thread's earlier runs.
     messages: list[Any]
     # The calls it waited for (`required_action.tool_calls`) and the answers to them.
-    tool_calls: list[dict[str, Any]]
-    answers: dict[str, Any]
+    tool_calls: list[PendingCall]
+    answers: Answers
     # Usage before the wait, so limits and billing count every model request of the run.
     input_tokens: int = 0
     output_tokens: int = 0

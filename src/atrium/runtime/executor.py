@@ -37,8 +37,10 @@ from pydantic_ai.tools import DeferredToolRequests, DeferredToolResults
 from pydantic_ai.toolsets import AbstractToolset, FunctionToolset
 from pydantic_ai.usage import RunUsage, UsageLimits
 
+from atrium.agents.config import AgentConfig
 from atrium.agents.tool_config import FunctionTool, McpServerTool, stored_tools
 from atrium.db.models import EventKind, RunStatus
+from atrium.kit.json_object import JsonObject
 from atrium.outbound.public_targets import TargetRefused
 from atrium.providers.targets import ProviderTarget
 from atrium.runtime import compaction
@@ -60,6 +62,7 @@ from atrium.runtime.output import StructuredOutput
 from atrium.runtime.sink import RunSink
 from atrium.runtime.streamed_text import StreamedText
 from atrium.runtime.tool_errors import ToolErrorLimit, ToolErrors
+from atrium.runtime.waited_calls import PendingCall
 from atrium.settings import Settings
 
 log = logging.getLogger("atrium.runtime")
@@ -74,7 +77,7 @@ class RunSpec:
 
     run_id: str
     prompt: str
-    config: dict[str, Any]
+    config: AgentConfig
     history: list[ModelMessage]
     # Set when the run waited for its caller and is now answered (`requires_action`).
     resume: Resume | None = None
@@ -88,7 +91,7 @@ class RunSpec:
 class RunOutcome:
     status: RunStatus  # a terminal one, or requires_action (the run waits for its caller)
     # Text, or the JSON object of a run with an output schema.
-    result: str | dict[str, Any] | None = None
+    result: str | JsonObject | None = None
     error_code: str | None = None
     error_message: str | None = None
     input_tokens: int = 0
@@ -97,7 +100,7 @@ class RunOutcome:
     tool_calls: int = 0
     messages: list[Any] | None = field(default=None)
     # requires_action: the calls the run waits for (`required_action.tool_calls`).
-    pending: list[dict[str, Any]] | None = None
+    pending: list[PendingCall] | None = None
 
 
 class _CancelRequested(Exception):
@@ -210,7 +213,7 @@ class Runtime:
             return await self._execute(spec, sink, cancellation, model)
 
     async def summarise(
-        self, config: dict[str, Any], target: ProviderTarget | None, text: str
+        self, config: AgentConfig, target: ProviderTarget | None, text: str
     ) -> compaction.Summary:
         """Compaction's summarising request, on the model a run with `config` would use."""
         if target is None:
@@ -265,13 +268,13 @@ class Runtime:
             spec, sink, cancellation, streamed, plan, request, attempt, announced=answered
         )
 
-    async def _resolved_model(self, config: dict[str, Any]) -> Model:
+    async def _resolved_model(self, config: AgentConfig) -> Model:
         """The model named in the agent's config (the offline one when it names none)."""
         model = str(config.get("model") or "atrium:offline")
         await self.models.load(model)
         return self.models.resolve(model)
 
-    def _request(self, config: dict[str, Any]) -> _Request:
+    def _request(self, config: AgentConfig) -> _Request:
         """What every model request of the run is sent with, and the run's limits."""
         return _Request(
             instructions=config.get("instructions") or None,
@@ -412,7 +415,7 @@ class Runtime:
         outcome.tool_calls = log.count
         return outcome
 
-    def _model_settings(self, config: dict[str, Any]) -> ModelSettings:
+    def _model_settings(self, config: AgentConfig) -> ModelSettings:
         settings = ModelSettings()
         temperature = config.get("temperature")
         if isinstance(temperature, int | float):

@@ -14,10 +14,10 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
-from typing import Any
 
 from atrium.agents.tool_config import McpServerTool, declares_idempotent
 from atrium.db.models import EventKind
+from atrium.kit.json_object import JsonObject
 
 
 class UnrepeatableCall(Exception):
@@ -34,7 +34,7 @@ class LostCall:
     answered: bool  # its `tool.returned` was saved too
 
 
-def lost_calls(events: Iterable[tuple[str, dict[str, Any]]]) -> list[LostCall]:
+def lost_calls(events: Iterable[tuple[str, JsonObject]]) -> list[LostCall]:
     """The MCP calls among the `tool.called` and `tool.returned` events (kind, payload) of a
     run's lost attempts, in the order they were made."""
     calls: dict[str, LostCall] = {}

@@ -29,6 +29,7 @@ from pydantic_ai.toolsets import ToolsetTool, WrapperToolset
 
 from atrium.agents.outbound import TargetRefused, check_server_url
 from atrium.agents.tool_config import McpServerTool
+from atrium.kit.json_object import JsonObject
 from atrium.observability.logs import escape_control
 from atrium.runtime.artifact_tools import RunDeps
 from atrium.runtime.mcp_limits import tools_within_limits
@@ -90,7 +91,7 @@ class _CachedListToolset(MCPToolset[RunDeps]):
         forget_in_session(session, tools)
 
     async def _call_tool_checked(
-        self, name: str, args: dict[str, Any], *, metadata: dict[str, Any] | None, use_task: bool
+        self, name: str, args: JsonObject, *, metadata: JsonObject | None, use_task: bool
     ) -> CallToolResult:
         """Every call's result, checked against its tool's output schema. Private to
         pydantic-ai (the one place that holds the raw result), so read with care: should it
@@ -178,7 +179,7 @@ class McpServerToolset(WrapperToolset[RunDeps]):
     async def call_tool(
         self,
         name: str,
-        tool_args: dict[str, Any],
+        tool_args: JsonObject,
         ctx: RunContext[RunDeps],
         tool: ToolsetTool[RunDeps],
     ) -> Any:

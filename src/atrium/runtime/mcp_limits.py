@@ -23,6 +23,7 @@ import pydantic_core
 from pydantic_ai import RunContext
 from pydantic_ai.toolsets import ToolsetTool, WrapperToolset
 
+from atrium.kit.json_object import JsonObject
 from atrium.runtime.artifact_tools import RunDeps
 from atrium.runtime.observed_calls import ToolFailure
 from atrium.settings import Settings
@@ -191,7 +192,7 @@ class LimitedToolset(WrapperToolset[RunDeps]):
     async def call_tool(
         self,
         name: str,
-        tool_args: dict[str, Any],
+        tool_args: JsonObject,
         ctx: RunContext[RunDeps],
         tool: ToolsetTool[RunDeps],
     ) -> Any:

@@ -19,6 +19,7 @@ from typing import Any
 import jsonschema_rs
 from mcp import types as mcp_types
 
+from atrium.kit.json_object import JsonObject
 from atrium.kit.schema_validators import SchemaUnusable, build_validator, first_error
 
 
@@ -39,7 +40,7 @@ class OutputChecks:
     a tool's first result)."""
 
     def __init__(self) -> None:
-        self._schemas: dict[str, dict[str, Any]] = {}
+        self._schemas: dict[str, JsonObject] = {}
         self._validators: dict[str, jsonschema_rs.Validator | str] = {}
 
     def learn(self, tools: Iterable[mcp_types.Tool]) -> None:

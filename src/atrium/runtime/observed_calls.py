@@ -29,6 +29,7 @@ from pydantic_ai.toolsets import CombinedToolset, ToolsetTool, WrapperToolset
 from atrium.agents.tool_config import OUTPUT_TOOL_NAME
 from atrium.db.models import EventKind
 from atrium.kit.json_depth import TOO_DEEP, too_deep
+from atrium.kit.json_object import JsonObject
 from atrium.runtime.artifact_tools import RunDeps
 from atrium.runtime.sink import RunSink
 from atrium.runtime.tool_errors import ToolErrors
@@ -137,7 +138,7 @@ class ObservedToolset(WrapperToolset[RunDeps]):
     async def call_tool(
         self,
         name: str,
-        tool_args: dict[str, Any],
+        tool_args: JsonObject,
         ctx: RunContext[RunDeps],
         tool: ToolsetTool[RunDeps],
     ) -> Any:

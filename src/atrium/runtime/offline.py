@@ -36,6 +36,7 @@ from pydantic_ai.messages import (
 from pydantic_ai.models.function import AgentInfo, DeltaToolCall, DeltaToolCalls, FunctionModel
 
 from atrium.agents.json_schemas import pointed_at
+from atrium.kit.json_object import JsonObject
 from atrium.runtime.compaction import SUMMARY_LINE, SUMMARY_MARKER, USER_LINE
 
 OFFLINE_MODEL_NAME = "atrium:offline"
@@ -74,7 +75,7 @@ def _script(prompt: str) -> _Script:
     return _Script(calls, output)
 
 
-def offline_instance(schema: Any, root: dict[str, Any] | None = None, depth: int = 0) -> Any:
+def offline_instance(schema: Any, root: JsonObject | None = None, depth: int = 0) -> Any:
     """The smallest answer the offline model gives for a JSON Schema: required properties
     only, each the first enum value (or the `const`), "", 0, false, [] or a nested object."""
     root = schema if root is None else root

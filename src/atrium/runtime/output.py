@@ -16,13 +16,14 @@ from pydantic import GetCoreSchemaHandler
 from pydantic_ai import StructuredDict
 from pydantic_core import CoreSchema, core_schema
 
+from atrium.kit.json_object import JsonObject
 from atrium.kit.schema_validators import SchemaUnusable, build_validator, first_error
 
 
 class StructuredOutput:
     """The output type of one run, and the last way its answers missed the schema."""
 
-    def __init__(self, schema: dict[str, Any]) -> None:
+    def __init__(self, schema: JsonObject) -> None:
         self.schema = schema
         self.last_error: str | None = None
         # A schema written before its references and regexes were checked at create: it fails
@@ -33,14 +34,14 @@ class StructuredOutput:
         except SchemaUnusable as exc:
             self._unusable = f"the output schema cannot be used: {exc}"
 
-    def _check(self, value: dict[str, Any]) -> dict[str, Any]:
+    def _check(self, value: JsonObject) -> JsonObject:
         error = self._unusable or first_error(self._validator, value)
         if error is not None:
             self.last_error = error
             raise ValueError(f"the answer does not match the output schema: {self.last_error}")
         return value
 
-    def output_type(self) -> type[dict[str, Any]]:
+    def output_type(self) -> type[JsonObject]:
         base: Any = StructuredDict(copy.deepcopy(self.schema))
         check = self._check
 

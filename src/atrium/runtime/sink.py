@@ -7,7 +7,9 @@ runtime stays free of storage concerns.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Protocol
+
+from atrium.kit.json_object import JsonObject
 
 
 @dataclass(frozen=True, slots=True)
@@ -20,7 +22,7 @@ class StoredArtifact:
 
 
 class RunSink(Protocol):
-    def emit(self, kind: str, payload: dict[str, Any]) -> None:
+    def emit(self, kind: str, payload: JsonObject) -> None:
         """Queue an event (persisted and delivered at the next flush)."""
 
     def append_text(self, text: str) -> None:

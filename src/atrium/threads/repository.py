@@ -14,6 +14,7 @@ from typing import Any
 from sqlalchemy import and_, exists, func, or_, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from atrium.agents.config import AgentConfig, stored_config
 from atrium.db.models import Run, RunStatus, Thread, ThreadSummary
 from atrium.kit.cursor import Position, older_than
 from atrium.runs.lifecycle.run_queue import IN_HISTORY
@@ -214,7 +215,7 @@ async def running_count(session: AsyncSession, *, thread_id: str) -> int:
     return int(count or 0)
 
 
-async def last_run_config(session: AsyncSession, *, thread_id: str) -> dict[str, Any] | None:
+async def last_run_config(session: AsyncSession, *, thread_id: str) -> AgentConfig | None:
     """The agent config the thread's newest run was made with (compaction on demand uses its
     model and budget); None for a thread without runs."""
     config = await session.scalar(
@@ -223,4 +224,4 @@ async def last_run_config(session: AsyncSession, *, thread_id: str) -> dict[str,
         .order_by(Run.created_at.desc(), Run.id.desc())
         .limit(1)
     )
-    return dict(config) if config is not None else None
+    return stored_config(config) if config is not None else None

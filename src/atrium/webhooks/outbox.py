@@ -17,6 +17,7 @@ from sqlalchemy.orm import Session
 from atrium.db.models import TERMINAL_EVENT, RunStatus
 from atrium.kit.ids import new_id
 from atrium.webhooks import repository
+from atrium.webhooks.repository import NewDelivery
 
 _wakers: weakref.WeakSet[Any] = weakref.WeakSet()
 
@@ -29,7 +30,8 @@ def _row(
     event: str,
     url: str,
     now: datetime,
-) -> dict[str, Any]:
+    payload: str | None,
+) -> NewDelivery:
     return {
         "id": new_id("msg"),
         "account_id": account_id,
@@ -44,7 +46,7 @@ def _row(
         "last_response_status": None,
         "last_response_body": None,
         "last_error": None,
-        "payload": None,
+        "payload": payload,
         "created_at": now,
         "delivered_at": None,
     }
@@ -106,17 +108,15 @@ def record_run_event(
         return 0
     body = None if payload is None else payload()
     rows = [
-        {
-            **_row(
-                account_id=run.account_id,
-                endpoint_id=endpoint_id,
-                run_id=run.run_id,
-                event=event,
-                url=url,
-                now=now,
-            ),
-            "payload": body,
-        }
+        _row(
+            account_id=run.account_id,
+            endpoint_id=endpoint_id,
+            run_id=run.run_id,
+            event=event,
+            url=url,
+            now=now,
+            payload=body,
+        )
         for endpoint_id, url in targets
     ]
     repository.insert_deliveries(session, rows)
@@ -136,17 +136,15 @@ def record_account_event(
     about the account rather than a run: `schedule.fired`, `schedule.skipped`); how many."""
     endpoints = repository.subscribed_endpoints(session, account_id=account_id)
     rows = [
-        {
-            **_row(
-                account_id=account_id,
-                endpoint_id=endpoint_id,
-                run_id=run_id,
-                event=event,
-                url=url,
-                now=now,
-            ),
-            "payload": payload,
-        }
+        _row(
+            account_id=account_id,
+            endpoint_id=endpoint_id,
+            run_id=run_id,
+            event=event,
+            url=url,
+            now=now,
+            payload=payload,
+        )
         for endpoint_id, url, events in endpoints
         if event in events
     ]

@@ -11,9 +11,20 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any, Final, cast
+from typing import Any, Final, TypedDict, cast
 
-from sqlalchemy import Table, and_, bindparam, delete, func, insert, or_, select, update
+from sqlalchemy import (
+    ColumnElement,
+    Table,
+    and_,
+    bindparam,
+    delete,
+    func,
+    insert,
+    or_,
+    select,
+    update,
+)
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm import Session
 
@@ -80,7 +91,44 @@ def subscribed_endpoints(
 
 
 # --- deliveries ---------------------------------------------------------------------------------
-def insert_deliveries(session: Session, rows: Sequence[dict[str, Any]]) -> None:
+class NewDelivery(TypedDict):
+    """One `webhook_deliveries` row as the outbox records it (pending, never tried)."""
+
+    id: str
+    account_id: int
+    # None for a run's own `webhook_url`.
+    endpoint_id: str | None
+    # None for an event about the account rather than a run.
+    run_id: str | None
+    event: str
+    url: str
+    status: str
+    attempts: int
+    next_attempt_at: datetime
+    locked_until: datetime | None
+    last_response_status: int | None
+    last_response_body: str | None
+    last_error: str | None
+    # The body, rendered when the event happened; None: rendered at the first send.
+    payload: str | None
+    created_at: datetime
+    delivered_at: datetime | None
+
+
+class AttemptOutcome(TypedDict, total=False):
+    """What one send of a delivery writes on its row."""
+
+    # The body sent (a SQL expression: the stored one, when the row already had one).
+    payload: ColumnElement[str | None]
+    last_response_status: int | None
+    last_response_body: str | None
+    last_error: str | None
+    status: str
+    delivered_at: datetime
+    next_attempt_at: datetime | None
+
+
+def insert_deliveries(session: Session, rows: Sequence[NewDelivery]) -> None:
     if rows:
         session.execute(insert(_DELIVERIES), list(rows))
 
@@ -204,7 +252,7 @@ async def purge_finished(session: AsyncSession, *, created_before: datetime, lim
 
 
 async def record_attempt(
-    session: AsyncSession, *, delivery_id: str, values: dict[str, Any]
+    session: AsyncSession, *, delivery_id: str, values: AttemptOutcome
 ) -> None:
     """The outcome of one attempt; the lease is released with it."""
     await session.execute(

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any, Final, Literal
+from typing import Final, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from atrium.db.models import WebhookDelivery, WebhookEndpoint
+from atrium.kit.json_object import JsonObject
 from atrium.kit.time import isoformat
 from atrium.kit.wire_schemas import ALWAYS_SENT, PUBLIC_URL
 
@@ -32,7 +33,7 @@ EventName = Literal[
 DeliveryStatus = Literal["pending", "delivered", "failed"]
 
 
-def _event_list(schema: dict[str, Any]) -> None:
+def _event_list(schema: JsonObject) -> None:
     """The document's `events`: one or more known events, each once (`_checked_events`)."""
     for variant in schema.get("anyOf", []):
         if variant.get("type") == "array":

@@ -14,7 +14,7 @@ import random
 import time
 from datetime import datetime, timedelta
 from functools import partial
-from typing import Any, Protocol
+from typing import Protocol
 from urllib.parse import urlsplit
 
 import httpx
@@ -262,16 +262,16 @@ class WebhookSender:
         delivered: bool,
     ) -> None:
         now = utcnow()
-        values: dict[str, Any] = {
+        values: repository.AttemptOutcome = {
             "payload": func.coalesce(repository.DELIVERY_PAYLOAD, payload),
             "last_response_status": status,
             "last_response_body": body if status is not None else None,
             "last_error": error,
         }
         if delivered:
-            values.update(status="delivered", delivered_at=now, next_attempt_at=None)
+            values |= {"status": "delivered", "delivered_at": now, "next_attempt_at": None}
         elif attempt >= self.settings.webhook_max_attempts:
-            values.update(status="failed", next_attempt_at=None)
+            values |= {"status": "failed", "next_attempt_at": None}
         else:
             values["next_attempt_at"] = now + timedelta(
                 seconds=backoff_seconds(self.settings, attempt)

@@ -22,7 +22,7 @@ from sqlalchemy.orm import Session
 from atrium.db.batcher import WriteBatcher
 from atrium.db.engine import Database
 from atrium.db.models import EventKind, Run, RunStatus
-from atrium.kit.time import isoformat, utcnow
+from atrium.kit.time import utcnow
 from atrium.runs.api.presenters import run_out
 from atrium.runs.events.broker import Broker
 from atrium.runs.lifecycle import (
@@ -83,15 +83,6 @@ async def park(
     """Write the run's wait; None when the lease was lost (nothing written)."""
     now = utcnow()
     expires_at = now + timedelta(seconds=settings.run_action_timeout_seconds)
-    required_action = {
-        "type": "tool_calls",
-        "expires_at": isoformat(expires_at),
-        "tool_calls": outcome.pending or [],
-    }
-    rows = recorder.terminal_rows(
-        EventKind.REQUIRES_ACTION,
-        {"status": RunStatus.REQUIRES_ACTION, "required_action": required_action},
-    )
     usage = Usage(
         input_tokens=outcome.input_tokens,
         output_tokens=outcome.output_tokens,
@@ -104,7 +95,11 @@ async def park(
             output_tokens=outcome.output_tokens,
         ),
     )
-    waiting = Waiting(required_action, expires_at, outcome.messages, usage)
+    waiting = Waiting(outcome.pending or [], expires_at, outcome.messages, usage)
+    rows = recorder.terminal_rows(
+        EventKind.REQUIRES_ACTION,
+        {"status": RunStatus.REQUIRES_ACTION, "required_action": waiting.required_action()},
+    )
     return await writes.park(
         batcher,
         run=claim,

@@ -13,7 +13,6 @@ import functools
 import hashlib
 import logging
 from dataclasses import dataclass, field
-from typing import Any
 
 from sqlalchemy.orm import Session
 
@@ -21,6 +20,7 @@ from atrium.db.batcher import WriteBatcher
 from atrium.db.engine import Database
 from atrium.db.models import EventKind
 from atrium.kit.ids import new_id
+from atrium.kit.json_object import JsonObject
 from atrium.kit.time import utcnow
 from atrium.runs import events, repository
 from atrium.runs.events.broker import Broker
@@ -57,7 +57,7 @@ class RunRecorder:
         self._seq = self.claim.last_event_seq
 
     # --- RunSink ------------------------------------------------------------------------------
-    def emit(self, kind: str, payload: dict[str, Any]) -> None:
+    def emit(self, kind: str, payload: JsonObject) -> None:
         self._pending.append(self._row(kind, payload))
         self._schedule()
 
@@ -122,7 +122,7 @@ class RunRecorder:
             return StoredArtifact(row.name, row.mime_type, row.size_bytes, row.run_id, row.content)
 
     # --- worker side --------------------------------------------------------------------------
-    def terminal_rows(self, kind: str, payload: dict[str, Any]) -> list[EventRow]:
+    def terminal_rows(self, kind: str, payload: JsonObject) -> list[EventRow]:
         """Every pending event plus the terminal one, taken out of the buffer for `finish`."""
         self._cancel_timer()
         self._pending.append(self._row(kind, payload))
@@ -142,7 +142,7 @@ class RunRecorder:
             self.broker.publish_events(self.claim.run_id, [events.event_message(r) for r in rows])
 
     # --- internals ----------------------------------------------------------------------------
-    def _row(self, kind: str, payload: dict[str, Any]) -> EventRow:
+    def _row(self, kind: str, payload: JsonObject) -> EventRow:
         self._seq += 1
         return events.event_row(self.claim.run_id, self._seq, kind, payload, utcnow())
 

@@ -13,7 +13,7 @@ import hashlib
 import json
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
+from typing import cast
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
@@ -26,6 +26,7 @@ from atrium.runs.api.errors import IdempotencyKeyReused, RunNotWaiting
 from atrium.runs.api.schemas import RunActions
 from atrium.runs.events.broker import Broker
 from atrium.runs.lifecycle import waiting_runs
+from atrium.runtime.waited_calls import Answers, PendingCall
 from atrium.settings import Settings
 
 MAX_IDEMPOTENCY_KEY = 200
@@ -59,9 +60,7 @@ def _checked_depth(data: RunActions) -> RunActions:
     return data
 
 
-def _checked_answers(
-    settings: Settings, data: RunActions, pending: list[dict[str, Any]]
-) -> dict[str, Any]:
+def _checked_answers(settings: Settings, data: RunActions, pending: list[PendingCall]) -> Answers:
     """Every pending call answered exactly once, each in the list of its kind; a 400 naming
     `tool_outputs` or `approvals` otherwise."""
     kinds = {call["id"]: call["kind"] for call in pending}
@@ -104,7 +103,8 @@ def _checked_answers(
                 f"tool_outputs[{index}].output must be at most {settings.run_max_prompt_chars} "
                 "characters (as JSON) without NUL characters",
             )
-    return data.model_dump(mode="json")
+    # `RunActions`' fields are the keys of `Answers` (`is_error` left out when false).
+    return cast(Answers, data.model_dump(mode="json"))
 
 
 def _replay(run: Run, stored_hash: str, request_hash: str) -> Answered:

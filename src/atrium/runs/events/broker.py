@@ -19,6 +19,7 @@ from typing import Any
 
 from redis.asyncio import Redis
 
+from atrium.kit.json_object import JsonObject
 from atrium.runs.events.shapes import EventMessage
 
 log = logging.getLogger("atrium.runs.events.broker")
@@ -141,7 +142,7 @@ class RedisBroker(Broker):
         super().request_cancel(run_id)
         self._send({"t": "cancel", "run_id": run_id})
 
-    def _send(self, message: dict[str, Any]) -> None:
+    def _send(self, message: JsonObject) -> None:
         payload = json.dumps({"o": self._origin, **message}, separators=(",", ":"))
         task = asyncio.get_running_loop().create_task(self._publish(payload))
         self._pending.add(task)
@@ -169,7 +170,7 @@ class RedisBroker(Broker):
             with contextlib.suppress(Exception):
                 await pubsub.aclose()
 
-    def _dispatch(self, message: dict[str, Any]) -> None:
+    def _dispatch(self, message: JsonObject) -> None:
         if message.get("o") == self._origin:
             return
         kind = message.get("t")

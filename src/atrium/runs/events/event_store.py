@@ -24,7 +24,9 @@ from sqlalchemy.orm import Session
 
 from atrium.db.engine import Database
 from atrium.db.models import EventKind, Run, RunEvent
+from atrium.kit.json_object import JsonObject
 from atrium.runs.events.shapes import EventRow
+from atrium.runs.run_columns import RunColumns
 
 _EVENTS = cast(Table, RunEvent.__table__)
 # The table, not the mapped class: an ORM-enabled INSERT goes through the bulk-insert layer
@@ -109,7 +111,7 @@ def _events_after_limited(limit: int) -> Any:
 
 
 def update_run_for_event(
-    session: Session, *, where: Sequence[ColumnElement[bool]], values: dict[str, Any]
+    session: Session, *, where: Sequence[ColumnElement[bool]], values: RunColumns
 ) -> int | None:
     """One conditional UPDATE of a run that writes `values` and takes the sequence number of
     the run's next event; that number, or None when the run no longer matched `where` (another
@@ -127,7 +129,7 @@ def update_run_for_event(
 
 async def tool_events_since_wait(
     session: AsyncSession, *, run_id: str
-) -> list[tuple[str, dict[str, Any]]]:
+) -> list[tuple[str, JsonObject]]:
     """The run's `tool.called` and `tool.returned` events (kind, payload) since it last waited
     for its caller, or since it was created, in order."""
     events = _EVENTS.c

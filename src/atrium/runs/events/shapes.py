@@ -9,6 +9,7 @@ from typing import Any, NotRequired, TypedDict
 from sqlalchemy import Row
 
 from atrium.db.models import RunEvent
+from atrium.kit.json_object import JsonObject
 from atrium.kit.time import isoformat
 
 
@@ -18,7 +19,8 @@ class EventRow(TypedDict):
     run_id: str
     seq: int
     kind: str
-    data: dict[str, Any]
+    # The event's payload: its keys depend on its kind.
+    data: JsonObject
     created_at: datetime
 
 
@@ -30,12 +32,12 @@ class EventMessage(TypedDict):
 
     id: NotRequired[int]
     event: str
-    data: dict[str, Any]
+    data: JsonObject
     _frame: NotRequired[bytes]
 
 
 def event_row(
-    run_id: str, seq: int, kind: str, payload: dict[str, Any], created_at: datetime
+    run_id: str, seq: int, kind: str, payload: JsonObject, created_at: datetime
 ) -> EventRow:
     """The values of one `run_events` row."""
     return {"run_id": run_id, "seq": seq, "kind": kind, "data": payload, "created_at": created_at}

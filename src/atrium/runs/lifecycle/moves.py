@@ -28,15 +28,17 @@ import logging
 from collections.abc import Callable
 from dataclasses import dataclass, field, fields
 from datetime import datetime, timedelta
-from typing import Any, Protocol
+from typing import Any, Protocol, TypedDict
 
 from sqlalchemy import event
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm import Session
 
+from atrium.agents.config import AgentConfig, stored_config
 from atrium.analytics.service import MICRO, record_run_usage
 from atrium.db.models import TERMINAL_EVENT, CancelReason, EventKind, Run, RunStatus
-from atrium.kit.time import utcnow
+from atrium.kit.json_object import JsonObject
+from atrium.kit.time import isoformat, utcnow
 from atrium.runs import events, repository
 from atrium.runs.events import event_store
 from atrium.runs.events.broker import Broker
@@ -46,6 +48,8 @@ from atrium.runs.lifecycle.run_queue import ExpiredRun
 from atrium.runs.lifecycle.thread_history import thread_history
 from atrium.runs.lifecycle.waiting_runs import AnswerRow
 from atrium.runs.repository import NewRun, NewThread
+from atrium.runs.run_columns import RequiredActionJson, RunColumns
+from atrium.runtime.waited_calls import PendingCall
 from atrium.traces import pending as traces_pending
 from atrium.webhooks import outbox
 
@@ -68,6 +72,16 @@ class _Counted(Protocol):
     def credits_micro(self) -> int: ...
 
 
+class Billing(TypedDict):
+    """A terminal event's `billing`: credits, never a currency."""
+
+    credits: float
+    input_tokens: int
+    output_tokens: int
+    requests: int
+    tool_calls: int
+
+
 @dataclass(frozen=True, slots=True)
 class Usage:
     """What a run consumed; zero for a run that never ran or whose attempts were lost."""
@@ -84,7 +98,7 @@ class Usage:
         carry the names of these fields."""
         return cls(*(getattr(run, each.name) for each in fields(cls)))
 
-    def billing(self) -> dict[str, Any]:
+    def billing(self) -> Billing:
         """The `billing` of the terminal event (credits, never a currency)."""
         return {
             "credits": self.credits_micro / MICRO,
@@ -97,19 +111,27 @@ class Usage:
 
 @dataclass(frozen=True, slots=True)
 class Waiting:
-    """How a run waits for its caller: what it waits for (`required_action`, as the API shows
-    it), until when, and its messages and usage so far."""
+    """How a run waits for its caller: the calls it waits for, until when, and its messages
+    and usage so far."""
 
-    required_action: dict[str, Any]
+    calls: list[PendingCall]
     expires_at: datetime
     messages: list[Any] | None
     usage: Usage
 
-    def columns(self, *, last_event_seq: int) -> dict[str, Any]:
+    def required_action(self) -> RequiredActionJson:
+        """What the run waits for, as the API shows it (`required_action`)."""
+        return {
+            "type": "tool_calls",
+            "expires_at": isoformat(self.expires_at),
+            "tool_calls": self.calls,
+        }
+
+    def columns(self, *, last_event_seq: int) -> RunColumns:
         """The run row's values at the wait."""
         usage = self.usage
         return {
-            "required_action": self.required_action,
+            "required_action": self.required_action(),
             "action_expires_at": self.expires_at,
             "messages": self.messages,
             "input_tokens": usage.input_tokens,
@@ -128,7 +150,7 @@ class Ending:
     status: RunStatus
     usage: Usage = Usage()
     # Text, or the JSON object of a run with an output schema (completed runs only).
-    result: str | dict[str, Any] | None = None
+    result: str | JsonObject | None = None
     error_code: str | None = None
     error_message: str | None = None
     # The messages the run adds to its thread: a completed run's, or what a cancelled one
@@ -139,9 +161,9 @@ class Ending:
     # its run was flagged with).
     cancel_reason: CancelReason | None = None
 
-    def event(self) -> tuple[EventKind, dict[str, Any]]:
+    def event(self) -> tuple[EventKind, JsonObject]:
         """The terminal event's kind and payload."""
-        payload: dict[str, Any] = {"status": self.status, "billing": self.usage.billing()}
+        payload: JsonObject = {"status": self.status, "billing": self.usage.billing()}
         if self.status == RunStatus.COMPLETED:
             payload["result"] = self.result
         elif self.status == RunStatus.FAILED:
@@ -150,11 +172,11 @@ class Ending:
             payload["cancel_reason"] = self.cancel_reason
         return TERMINAL_EVENT[self.status], payload
 
-    def columns(self, now: datetime) -> dict[str, Any]:
+    def columns(self, now: datetime) -> RunColumns:
         """The run row's values in this state."""
         completed = self.status == RunStatus.COMPLETED
         result = self.result if completed else None
-        values: dict[str, Any] = {
+        values: RunColumns = {
             "status": self.status,
             # `result` (text) or `result_json` (a run with an output schema).
             "result": None if isinstance(result, dict) else result,
@@ -215,7 +237,7 @@ class ClaimedRun:
     agent_id: str
     model: str
     prompt: str
-    config: dict[str, Any]
+    config: AgentConfig
     attempt: int
     last_event_seq: int
     created_at: datetime
@@ -287,7 +309,7 @@ def claim(
                 agent_id=run.agent_id,
                 model=run.model,
                 prompt=run.prompt,
-                config=dict(run.agent_config),
+                config=stored_config(run.agent_config),
                 attempt=attempt,
                 last_event_seq=seq,
                 created_at=run.created_at,
@@ -319,7 +341,7 @@ def finish(
     """running -> `ending.status`, with the run's last events `rows` (the terminal one last),
     while `owner` holds the lease of this attempt; None (nothing written) otherwise."""
     transitions.FINISH.to(ending.status)
-    values = {**ending.columns(now), "last_event_seq": rows[-1]["seq"]}
+    values = ending.columns(now) | {"last_event_seq": rows[-1]["seq"]}
     finished = run_queue.finish(
         session,
         run_id=run.run_id,
@@ -405,10 +427,7 @@ def end_wait(
     counted with what the run used before its wait (`ending.usage`); None when the run
     stopped waiting first."""
     transitions.END_WAIT.to(ending.status)
-    values = {
-        **ending.columns(now),
-        "cancel_requested": ending.status == RunStatus.CANCELLED,
-    }
+    values = ending.columns(now) | {"cancel_requested": ending.status == RunStatus.CANCELLED}
     seq = waiting_runs.finish_waiting(session, run_id=run.run_id, now=now, values=values)
     if seq is None:
         return None

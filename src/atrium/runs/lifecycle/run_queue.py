@@ -35,6 +35,7 @@ from sqlalchemy import (
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm import Session, aliased
 
+from atrium.agents.config import AgentConfig
 from atrium.db.batcher import Together
 from atrium.db.models import (
     Artifact,
@@ -57,6 +58,7 @@ from atrium.runs.lifecycle.transitions import (
     REQUEST_CANCEL,
     REQUEUE,
 )
+from atrium.runs.run_columns import RunColumns
 
 if TYPE_CHECKING:
     from _typeshed import DataclassInstance
@@ -209,7 +211,7 @@ class StartedRun:
     agent_id: str
     model: str
     prompt: str
-    agent_config: dict[str, Any]
+    agent_config: AgentConfig
     attempts: int
     last_event_seq: int
     created_at: datetime
@@ -450,7 +452,7 @@ def finish(
     account_id: int,
     owner: str,
     attempt: int,
-    values: dict[str, Any],
+    values: RunColumns,
 ) -> FinishedRun | None:
     """Write the terminal state while holding the lease; None (nothing written) otherwise.
     `account_id` is the run's (whose webhook endpoints the result says exist or not)."""
@@ -535,7 +537,7 @@ def requeue(
 
 
 def fail_expired(
-    session: Session, *, run_id: str, owner: str | None, now: datetime, values: dict[str, Any]
+    session: Session, *, run_id: str, owner: str | None, now: datetime, values: RunColumns
 ) -> int | None:
     """Fail a run whose lease expired on its last allowed attempt; its final event's sequence."""
     expired = [
@@ -544,7 +546,7 @@ def fail_expired(
         Run.lease_owner == owner,
         Run.lease_expires_at < now,
     ]
-    released = {"lease_owner": None, "lease_expires_at": None, **values}
+    released: RunColumns = {"lease_owner": None, "lease_expires_at": None, **values}
     return event_store.update_run_for_event(session, where=expired, values=released)
 
 
@@ -560,7 +562,7 @@ def cancel_queued(
 ) -> int | None:
     """Cancel a run still waiting in the queue; the sequence number of its final event, or None
     when a worker claimed it first (the conditional update is the arbiter)."""
-    cancelled = {
+    cancelled: RunColumns = {
         "status": CANCEL_QUEUED.target,
         "finished_at": now,
         "cancel_requested": True,

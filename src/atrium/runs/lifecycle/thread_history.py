@@ -36,6 +36,7 @@ from sqlalchemy import (
 from sqlalchemy.orm import Session
 
 from atrium.db.models import Run, Thread, ThreadSummary
+from atrium.kit.json_object import JsonObject
 from atrium.runs.lifecycle.run_queue import IN_HISTORY
 
 _RUNS = cast(Table, Run.__table__)
@@ -118,7 +119,7 @@ _THREAD_HISTORY = select(_PARTS.c.part, _PARTS.c.id, _PARTS.c.text, _PARTS.c.mes
 )
 
 
-def summary_messages(text: str) -> list[dict[str, Any]]:
+def summary_messages(text: str) -> list[JsonObject]:
     """A summary as the model is given it: one user message (pydantic-ai's JSON form of a
     `ModelRequest` with a `UserPromptPart`) that says it is a summary.
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any, TypedDict
+from typing import Any, TypedDict, cast
 
 from sqlalchemy import select, update
 from sqlalchemy.ext.asyncio import AsyncSession
@@ -25,13 +25,15 @@ from atrium.runs.events import event_store
 from atrium.runs.lifecycle import run_queue
 from atrium.runs.lifecycle.run_queue import from_states
 from atrium.runs.lifecycle.transitions import ANSWER, END_WAIT, WAIT
+from atrium.runs.run_columns import RunColumns
+from atrium.runtime.waited_calls import Answers, PendingCall
 
 # The status of a run that waits for its caller.
 REQUIRES_ACTION = WAIT.target
 
 
 def park(
-    session: Session, *, run_id: str, owner: str, attempt: int, values: dict[str, Any]
+    session: Session, *, run_id: str, owner: str, attempt: int, values: RunColumns
 ) -> int | None:
     """Running → requires_action while this worker holds the lease; the new wait's number, or
     None (nothing written) when the lease was lost. The lease and worker slot are given back."""
@@ -65,7 +67,7 @@ def requeue_answered(session: Session, *, run_id: str, wait: int, now: datetime)
         Run.waits == wait,
         Run.action_expires_at > now,
     ]
-    queued = {
+    queued: RunColumns = {
         "status": ANSWER.target,
         # Attempts count the tries of one stretch of running: a resumed run is not a retry
         # (no `run.restarted`, and its waits do not use up `run_max_attempts`).
@@ -77,11 +79,16 @@ def requeue_answered(session: Session, *, run_id: str, wait: int, now: datetime)
 
 
 def finish_waiting(
-    session: Session, *, run_id: str, now: datetime, values: dict[str, Any]
+    session: Session, *, run_id: str, now: datetime, values: RunColumns
 ) -> int | None:
     """Requires_action → a terminal state (cancelled, or failed on expiry) while it still waits;
     the sequence number of its final event, or None when the run moved on first."""
-    ended = {"required_action": None, "action_expires_at": None, "finished_at": now, **values}
+    ended: RunColumns = {
+        "required_action": None,
+        "action_expires_at": None,
+        "finished_at": now,
+        **values,
+    }
     waiting = [Run.id == run_id, from_states(Run.status, END_WAIT.sources)]
     return event_store.update_run_for_event(session, where=waiting, values=ended)
 
@@ -91,8 +98,8 @@ class AnswerRow(TypedDict):
 
     run_id: str
     wait: int
-    tool_calls: list[dict[str, Any]]
-    answers: dict[str, Any]
+    tool_calls: list[PendingCall]
+    answers: Answers
     idempotency_key: str | None
     request_hash: str
     created_at: datetime
@@ -114,8 +121,8 @@ class WaitingState:
     """What a worker needs to resume an answered run."""
 
     messages: list[Any]
-    tool_calls: list[dict[str, Any]]
-    answers: dict[str, Any]
+    tool_calls: list[PendingCall]
+    answers: Answers
     input_tokens: int
     output_tokens: int
     requests: int
@@ -139,7 +146,8 @@ async def state_of(session: AsyncSession, *, run_id: str, wait: int) -> WaitingS
     return WaitingState(
         messages=list(run.messages or []),
         tool_calls=list(action.tool_calls),
-        answers=dict(action.answers),
+        # Stored from `Answers` only (`runs.api.actions`).
+        answers=cast(Answers, dict(action.answers)),
         input_tokens=run.input_tokens,
         output_tokens=run.output_tokens,
         requests=run.requests,
