@@ -114,6 +114,7 @@ class Seeded:
     webhook_id: str = ""
     provider_id: str = ""
     thread_id: str = ""
+    schedule_id: str = ""
     extra: dict[str, Any] = field(default_factory=dict)
 
 
@@ -165,6 +166,14 @@ async def seed_account(
     )
     assert provider.status_code == 201, provider.text
     seeded.provider_id = provider.json()["provider_id"]
+    # Paused: it fires only when an operation triggers it.
+    schedule = await client.post(
+        "/v1/schedules",
+        json={"prompt": f"scheduled prompt {tag}", "cron": "0 9 * * *", "paused": True},
+        headers=headers,
+    )
+    assert schedule.status_code == 201, schedule.text
+    seeded.schedule_id = schedule.json()["schedule_id"]
     return seeded
 
 
@@ -178,6 +187,8 @@ def resource_paths(seeded: Seeded) -> dict[str, str]:
         "provider": f"/v1/providers/{seeded.provider_id}",
         "thread": f"/api/v1/public/threads/{seeded.thread_id}",
         "thread_messages": f"/api/v1/public/threads/{seeded.thread_id}/messages",
+        "schedule": f"/v1/schedules/{seeded.schedule_id}",
+        "schedule_firings": f"/v1/schedules/{seeded.schedule_id}/firings",
     }
     if seeded.run_id:
         run = f"{RUNS}/{seeded.run_id}"

@@ -16,6 +16,7 @@ from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
 from datetime import UTC, date, datetime
 from typing import Any
+from zoneinfo import available_timezones
 
 import httpx
 import pytest
@@ -42,6 +43,8 @@ from atrium.analytics.service import MAX_RANGE_DAYS
 from atrium.app import create_app
 from atrium.auth.service import create_key
 from atrium.db.engine import Database
+from atrium.errors import InvalidParameter
+from atrium.schedules import cron
 from atrium.settings import Settings
 from tests.conftest import Databases, _empty_tables, bearer
 from tests.dns_server import DNSServer
@@ -298,6 +301,36 @@ class Sender:
     session: schemathesis_asgi.ASGIClient
 
 
+def _usable_schedule(case: Case) -> None:
+    """A positive schedule body names a cron expression and a zone that exist, a thread and an
+    agent of the account (or none), and a window whose end follows its start: rules of cronsim,
+    the zone database and the account's records that OpenAPI cannot state (the descriptions
+    say them)."""
+    body = case.body
+    if not case.operation.path.startswith("/v1/schedules") or not isinstance(body, dict):
+        return
+    if case.meta is None or not case.meta.generation.mode.is_positive:
+        return
+    if isinstance(body.get("cron"), str):
+        try:
+            cron.check(body["cron"])
+        except InvalidParameter:
+            body["cron"] = "0 9 * * *"
+    if isinstance(body.get("timezone"), str) and body["timezone"] not in available_timezones():
+        body["timezone"] = "UTC"
+    if isinstance(body.get("thread"), str):
+        body["thread"] = "new"
+    if isinstance(body.get("agent_id"), str):
+        body.pop("agent_id")
+    starts, ends = body.get("starts_at"), body.get("ends_at")
+    if isinstance(starts, str) and isinstance(ends, str):
+        try:
+            if datetime.fromisoformat(ends) <= datetime.fromisoformat(starts):
+                body.pop("ends_at")
+        except ValueError:
+            return
+
+
 @contextmanager
 def _senders(targets: list[FuzzTarget], operation: str) -> Iterator[list[Sender]]:
     """A session per target for one operation's cases. Left to itself schemathesis builds a
@@ -355,6 +388,7 @@ def keeps_its_contract(case: Case, senders: list[Sender]) -> None:
     _usable_range(case)
     _consistent_tools(case)
     _storable_output_schema(case)
+    _usable_schedule(case)
     _send_to_each(case, senders)
 
 

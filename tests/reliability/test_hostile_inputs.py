@@ -142,6 +142,7 @@ def _real_path(path: str, seeded: Seeded) -> str:
         "webhook_id": seeded.webhook_id,
         "provider": seeded.provider_id,
         "thread_id": seeded.thread_id,
+        "schedule_id": seeded.schedule_id,
     }
     return _PARAM.sub(lambda match: values[match.group(1)], path)
 

@@ -30,6 +30,7 @@ _BODIES: dict[tuple[str, str], dict[str, Any]] = {
     ("PATCH", "/api/v1/spaces/{id}"): {"data": {"color": "6"}},
     ("PUT", "/v1/agents/{agent_id}"): {"json": {"name": "stolen"}},
     ("PUT", "/v1/providers/{provider}"): {"json": {"name": "stolen"}},
+    ("PUT", "/v1/schedules/{schedule_id}"): {"json": {"prompt": "stolen"}},
     ("POST", "/api/v1/public/agent/runs/{run_id}/actions"): {
         "json": {"tool_outputs": [{"tool_call_id": "call_1", "output": "stolen"}]}
     },
@@ -64,6 +65,7 @@ def _path_of(template: str, seeded: Seeded) -> str:
         "webhook_id": seeded.webhook_id,
         "provider": seeded.provider_id,
         "thread_id": seeded.thread_id,
+        "schedule_id": seeded.schedule_id,
     }
     return _PARAM.sub(lambda match: values[match.group(1)], template)
 

@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import datetime as dt
 import functools
+import re
 from collections.abc import Sequence
 from typing import Any, Final
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from atrium.agents import repository as agents_repository
+from atrium.agents.config import AgentConfig
 from atrium.agents.model_check import ModelCheck
 from atrium.agents.service import get_or_create_default_agent
 from atrium.analytics.errors import UsageRangeInvalid
@@ -36,6 +38,7 @@ from atrium.schedules.schemas import NEW_THREAD, NULLABLE, ScheduleCreate, Sched
 from atrium.settings import Settings
 
 MAX_NEXT: Final = 50
+_ID: Final = re.compile(r"^[a-z]{1,8}_[A-Za-z0-9]{1,36}$")
 MAX_USAGE_DAYS: Final = 366
 
 
@@ -59,7 +62,10 @@ def _next_fire_at(schedule: Schedule, now: dt.datetime) -> dt.datetime | None:
 async def _thread(session: AsyncSession, *, account_id: int, thread: str) -> str | None:
     if thread == NEW_THREAD:
         return None
-    if not await repository.thread_of_account(session, account_id=account_id, thread_id=thread):
+    # What `new_id` makes, else nobody's (a NUL must never reach PostgreSQL).
+    if not _ID.match(thread) or not await repository.thread_of_account(
+        session, account_id=account_id, thread_id=thread
+    ):
         raise ScheduleThreadNotFound(thread)
     return thread
 
@@ -72,7 +78,11 @@ async def _agent_id(
             session, account_id=account_id, model=settings.default_model
         )
         return agent.id
-    found = await agents_repository.get_live(session, account_id=account_id, agent_id=agent_id)
+    found = (
+        await agents_repository.get_live(session, account_id=account_id, agent_id=agent_id)
+        if _ID.match(agent_id)
+        else None
+    )
     if found is None:
         raise ScheduleAgentNotFound(agent_id)
     return found.id
@@ -80,7 +90,7 @@ async def _agent_id(
 
 async def _config(
     db: Database, models: ModelCheck, *, account_id: int, config: RunConfig | None
-) -> dict[str, Any] | None:
+) -> AgentConfig | None:
     if config is None:
         return None
     given = config.given()
