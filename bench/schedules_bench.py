@@ -76,8 +76,11 @@ async def main(schedules: int, rounds: int) -> None:
                 fired.append((time.process_time() - started) * 1000 / schedules)
     print(f"calibration: sum(range(10**6)) = {calibration_ms():.1f} ms of CPU")
     print(f"idle look ({schedules} schedules, none due): median {statistics.median(idle):.2f} ms")
-    print(f"per fire time fired: median {statistics.median(fired):.2f} ms (rounds: "
-          + ", ".join(f"{value:.2f}" for value in fired) + ")")
+    print(
+        f"per fire time fired: median {statistics.median(fired):.2f} ms (rounds: "
+        + ", ".join(f"{value:.2f}" for value in fired)
+        + ")"
+    )
 
 
 if __name__ == "__main__":

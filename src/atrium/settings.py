@@ -5,6 +5,7 @@ from __future__ import annotations
 import ipaddress
 import re
 from functools import lru_cache
+from pathlib import Path
 from typing import Annotated, Literal
 
 import platformdirs
@@ -39,6 +40,19 @@ class ProviderSetting(BaseModel):
         if not value.startswith(("http://", "https://")):
             raise ValueError("base_url must be an http or https URL")
         return value
+
+
+DEFAULT_FILE_TYPES = (
+    "image/png",
+    "image/jpeg",
+    "image/gif",
+    "image/webp",
+    "application/pdf",
+    "text/plain",
+    "text/markdown",
+    "text/csv",
+    "application/json",
+)
 
 
 def default_database_url() -> str:
@@ -276,6 +290,43 @@ class Settings(BaseSettings):
     )
     artifact_max_bytes: int = Field(1_048_576, ge=1, description="Largest artifact content.")
     artifact_max_per_run: int = Field(20, ge=1, description="Artifacts one run may write.")
+
+    # --- files (uploads given to runs: atrium.files) ------------------------------------------
+    file_storage: Literal["database", "disk", "s3"] = Field(
+        "database",
+        description="Where uploaded files' bytes live: `database` (beside the row, as "
+        "artifacts), `disk` (ATRIUM_FILE_DIR) or `s3` (ATRIUM_FILE_S3_URL).",
+    )
+    file_dir: Path | None = Field(
+        None,
+        description="The folder of `disk` storage (created 0700); default: `files` beside the "
+        "SQLite database, else in the user's data directory.",
+    )
+    file_s3_url: str | None = Field(
+        None, description="`s3://bucket/prefix` of `s3` storage (any S3-compatible store)."
+    )
+    file_s3_endpoint: str | None = Field(
+        None, description="The S3 endpoint URL, for a store other than AWS (MinIO, Ceph, R2)."
+    )
+    file_s3_region: str = Field("us-east-1", description="The S3 region.")
+    file_s3_access_key_id: str | None = Field(None, description="The S3 access key id.")
+    file_s3_secret_access_key: SecretStr | None = Field(
+        None, description="The S3 secret access key."
+    )
+    file_max_bytes: int = Field(
+        20_971_520, ge=1, description="Largest uploaded file (refused while it is read)."
+    )
+    file_allowed_types: Annotated[list[str], NoDecode] = Field(
+        default_factory=lambda: list(DEFAULT_FILE_TYPES),
+        description="Content types an upload may have, comma-separated, as sniffed from its "
+        "bytes (not as the client names them); `image/*` allows every image type.",
+    )
+    file_inline_max_tokens: int = Field(
+        8_000,
+        ge=0,
+        description="Tokens (about 4 characters each) of text files put into a run's prompt, "
+        "all its files together; the rest is read with the `read_file` tool.",
+    )
     sse_heartbeat_seconds: float = Field(
         15.0, gt=0, description="Comment frames that keep an idle event stream open."
     )
@@ -393,9 +444,7 @@ class Settings(BaseSettings):
         description="`on_missed: run_all` runs at most this many of the missed fire times (the "
         "latest ones); the earlier ones are recorded as skipped.",
     )
-    schedule_max_per_account: int = Field(
-        100, ge=1, description="Schedules one account may have."
-    )
+    schedule_max_per_account: int = Field(100, ge=1, description="Schedules one account may have.")
     schedule_clock_file: str | None = Field(
         None,
         description="For tests: a file holding an ISO 8601 time that the firing loop takes as "
@@ -416,7 +465,7 @@ class Settings(BaseSettings):
         "(exported and shown on the dashboard's waterfall).",
     )
 
-    @field_validator("dns_nameservers", "domain_verify_target", mode="before")
+    @field_validator("dns_nameservers", "domain_verify_target", "file_allowed_types", mode="before")
     @classmethod
     def _comma_separated(cls, value: object) -> object:
         if isinstance(value, str):
