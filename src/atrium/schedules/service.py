@@ -11,7 +11,7 @@ from typing import Any, Final
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from atrium.agents import repository as agents_repository
-from atrium.agents.config import AgentConfig
+from atrium.agents.config import AgentConfig, stored_config
 from atrium.agents.model_check import ModelCheck
 from atrium.agents.service import get_or_create_default_agent
 from atrium.analytics.errors import UsageRangeInvalid
@@ -101,7 +101,7 @@ async def _config(
                 providers_repository.names_of_account, db, account_id=account_id
             ),
         )
-    return given or None
+    return stored_config(given) if given else None
 
 
 def _cap(value: float | None) -> int | None:
