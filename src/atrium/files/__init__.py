@@ -1,0 +1,1 @@
+"""Files an account uploads and gives its runs as input (docs/guide/files.md)."""

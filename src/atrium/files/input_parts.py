@@ -1,0 +1,167 @@
+"""A run's `input`: parts given beside its `prompt`, checked when the run is created and
+stored as references (docs/guide/files.md#runs-with-files).
+
+The model is given the prompt, then the parts in their order, as one user message. A part is
+text, a file (an upload's `file_id` or an earlier run's `artifact_id`), or an image (either of
+those, or a `url`). What the run stores is the reference with what the file was (name, type,
+size), never its bytes: the worker reads them when it executes the run.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+from sqlalchemy import select
+
+from atrium.db.engine import Database
+from atrium.db.models import Artifact
+from atrium.files import repository
+from atrium.files.errors import InputPartInvalid
+from atrium.outbound.public_targets import SETTING, TargetRefused, check_url
+from atrium.settings import Settings
+
+MAX_PARTS = 16
+_ID = re.compile(r"^[A-Za-z0-9_-]{1,40}$")
+
+
+class TextInput(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    type: Literal["text"]
+    text: str = Field(description="Text, as a prompt's; at most ATRIUM_RUN_MAX_PROMPT_CHARS.")
+
+
+class FileInput(BaseModel):
+    """A file: one of `file_id` (an upload) or `artifact_id` (an earlier run's artifact)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    type: Literal["file"]
+    file_id: str | None = Field(None, max_length=40)
+    artifact_id: str | None = Field(None, max_length=40)
+
+
+class ImageInput(BaseModel):
+    """An image: one of `file_id`, `artifact_id` or `url` (a public http(s) address)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    type: Literal["image"]
+    file_id: str | None = Field(None, max_length=40)
+    artifact_id: str | None = Field(None, max_length=40)
+    url: str | None = Field(None, max_length=2048)
+
+
+InputPart = Annotated[TextInput | FileInput | ImageInput, Field(discriminator="type")]
+RunInput = Annotated[list[InputPart], Field(max_length=MAX_PARTS)]
+
+
+def _source(part: FileInput | ImageInput, index: int) -> tuple[str, str]:
+    """(`file_id` | `artifact_id` | `url`, its value): exactly one is given."""
+    given = [
+        (name, value)
+        for name, value in (
+            ("file_id", part.file_id),
+            ("artifact_id", part.artifact_id),
+            ("url", getattr(part, "url", None)),
+        )
+        if value is not None
+    ]
+    names = (
+        "file_id, artifact_id or url" if isinstance(part, ImageInput) else "file_id or artifact_id"
+    )
+    if len(given) != 1:
+        raise InputPartInvalid(f"input.{index}", f"input.{index} needs exactly one of {names}")
+    return given[0]
+
+
+async def checked_input(
+    db: Database, settings: Settings, *, account_id: int, parts: list[Any]
+) -> list[dict[str, Any]]:
+    """The parts as the run stores them; a 400 naming the first bad part (nothing stored)."""
+    stored: list[dict[str, Any]] = []
+    wanted: list[tuple[int, Any, str, str]] = []
+    for index, part in enumerate(parts):
+        if isinstance(part, TextInput):
+            stored.append(_text(settings, part.text, index))
+            continue
+        name, value = _source(part, index)
+        if name == "url":
+            stored.append({"type": "image", "url": _url(settings, value, index)})
+            continue
+        if not _ID.match(value):
+            raise InputPartInvalid(
+                f"input.{index}.{name}", f"no {name[:-3]} with id {value[:40]!r}"
+            )
+        wanted.append((index, part, name, value))
+        stored.append({})
+    found = await _found(db, account_id=account_id, wanted=wanted)
+    for index, part, name, value in wanted:
+        described = found.get((name, value))
+        if described is None:
+            kind = "file" if name == "file_id" else "artifact"
+            raise InputPartInvalid(
+                f"input.{index}.{name}", f"no {kind} with id {value!r} in this account"
+            )
+        if part.type == "image" and not described["content_type"].startswith("image/"):
+            raise InputPartInvalid(
+                f"input.{index}.{name}",
+                f"{value} is {described['content_type']}, not an image; give it as a file part",
+            )
+        stored[index] = {"type": part.type, name: value, **described}
+    return stored
+
+
+def _text(settings: Settings, text: str, index: int) -> dict[str, Any]:
+    if not text.strip() or "\x00" in text:
+        raise InputPartInvalid(f"input.{index}.text", "text must not be blank nor contain NUL")
+    if len(text) > settings.run_max_prompt_chars:
+        raise InputPartInvalid(
+            f"input.{index}.text", f"text is longer than {settings.run_max_prompt_chars} characters"
+        )
+    return {"type": "text", "text": text}
+
+
+def _url(settings: Settings, url: str, index: int) -> str:
+    """An image URL obeys the rule of every URL a user gives (a public address)."""
+    try:
+        return check_url(url, allow_private=settings.allow_private_targets)
+    except TargetRefused as exc:
+        message = f"input.{index}.url {exc}"
+        if SETTING not in message and "not a public address" in message:
+            message += f"; {SETTING}=true allows it"
+        raise InputPartInvalid(f"input.{index}.url", message) from None
+
+
+async def _found(
+    db: Database, *, account_id: int, wanted: list[tuple[int, Any, str, str]]
+) -> dict[tuple[str, str], dict[str, Any]]:
+    """What each named file or artifact of the account is: name, type, size."""
+    file_ids = [value for _, _, name, value in wanted if name == "file_id"]
+    artifact_ids = [value for _, _, name, value in wanted if name == "artifact_id"]
+    found: dict[tuple[str, str], dict[str, Any]] = {}
+    if not wanted:
+        return found
+    async with db.session(write=False) as session:
+        for row in (
+            await repository.of_ids(session, account_id=account_id, file_ids=file_ids)
+        ).values():
+            found["file_id", row.id] = {
+                "filename": row.filename,
+                "content_type": row.content_type,
+                "size_bytes": row.size_bytes,
+            }
+        if artifact_ids:
+            query = select(
+                Artifact.id, Artifact.run_id, Artifact.name, Artifact.mime_type, Artifact.size_bytes
+            ).where(Artifact.id.in_(set(artifact_ids)), Artifact.account_id == account_id)
+            for artifact in (await session.execute(query)).all():
+                found["artifact_id", artifact.id] = {
+                    "run_id": artifact.run_id,
+                    "filename": artifact.name,
+                    "content_type": artifact.mime_type,
+                    "size_bytes": artifact.size_bytes,
+                }
+    return found

@@ -1,0 +1,156 @@
+"""A run's input parts as its model is given them (the worker's side of `input_parts`).
+
+Each file is announced by a line naming it (`File file_… "report.pdf" (application/pdf,
+48213 bytes):`), so every model, and the `read_file` tool, can refer to it by id. Then:
+- an image goes as an image (pydantic-ai `BinaryContent`; a provider that takes images sends
+  it in its own format, OpenAI's `image_url` with a data URI);
+- a PDF as a document (OpenAI's `file` part);
+- a text file inline, all text files of the run together within
+  ATRIUM_FILE_INLINE_MAX_TOKENS (about 4 characters a token); the rest is named, with the
+  offset `read_file` continues from;
+- any other type by its line alone; `read_file` says what it is.
+An image URL goes as the URL (`ImageUrl`): atrium never fetches it, the provider does.
+
+A run's stored messages keep no bytes: `without_bytes` replaces each image or document of
+the run's prompt with a line naming it, so the thread's later runs see that it was given, and
+a run that waited for its caller is given the bytes again from its input when it resumes.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from pydantic_ai.messages import BinaryContent, ImageUrl, UserContent
+from sqlalchemy import select
+
+from atrium.db.engine import Database
+from atrium.db.models import Artifact, Run
+from atrium.files import repository
+from atrium.files.service import bytes_of
+from atrium.files.sniffing import is_text_type
+from atrium.settings import Settings
+
+CHARS_PER_TOKEN = 4
+_MODEL_TYPES = ("image/", "application/pdf")
+
+
+@dataclass(frozen=True, slots=True)
+class InputFile:
+    """A file the run was given, as `read_file` reads it; `data` None: deleted before the run."""
+
+    ref: str
+    filename: str
+    content_type: str
+    size_bytes: int
+    data: bytes | None
+
+    def header(self) -> str:
+        return f'File {self.ref} "{self.filename}" ({self.content_type}, {self.size_bytes} bytes):'
+
+
+@dataclass(slots=True)
+class ModelInput:
+    """What the model is given after the prompt, and the files `read_file` reads."""
+
+    content: list[UserContent] = field(default_factory=list)
+    files: dict[str, InputFile] = field(default_factory=dict)
+
+
+async def _files(
+    db: Database, settings: Settings, *, account_id: int, parts: list[dict[str, Any]]
+) -> dict[str, InputFile]:
+    file_ids = [part["file_id"] for part in parts if "file_id" in part]
+    artifact_ids = [part["artifact_id"] for part in parts if "artifact_id" in part]
+    found: dict[str, InputFile] = {}
+    async with db.session(write=False) as session:
+        rows = await repository.of_ids(
+            session, account_id=account_id, file_ids=file_ids, content=True
+        )
+        if artifact_ids:
+            query = select(Artifact).where(
+                Artifact.id.in_(set(artifact_ids)), Artifact.account_id == account_id
+            )
+            for artifact in (await session.execute(query)).scalars():
+                found[artifact.id] = InputFile(
+                    artifact.id,
+                    artifact.name,
+                    artifact.mime_type,
+                    artifact.size_bytes,
+                    artifact.content,
+                )
+    for row in rows.values():
+        data = await bytes_of(settings, row)
+        found[row.id] = InputFile(row.id, row.filename, row.content_type, row.size_bytes, data)
+    return found
+
+
+async def model_input(
+    db: Database, settings: Settings, *, account_id: int, run_id: str
+) -> ModelInput:
+    """The run's input parts, with their bytes read now (a file deleted since the run was
+    created is named as deleted)."""
+    async with db.session(write=False) as session:
+        parts = (await session.execute(select(Run.input).where(Run.id == run_id))).scalar()
+    given = ModelInput()
+    if not parts:
+        return given
+    stored = await _files(db, settings, account_id=account_id, parts=parts)
+    budget = settings.file_inline_max_tokens * CHARS_PER_TOKEN
+    for part in parts:
+        if part["type"] == "text":
+            given.content.append(part["text"])
+            continue
+        if "url" in part:
+            given.content.append(ImageUrl(url=part["url"]))
+            continue
+        ref = part.get("file_id") or part["artifact_id"]
+        file = stored.get(ref) or InputFile(
+            ref, part["filename"], part["content_type"], part["size_bytes"], None
+        )
+        given.files[ref] = file
+        budget -= _append(given.content, file, budget)
+    return given
+
+
+def _append(content: list[UserContent], file: InputFile, budget: int) -> int:
+    """Give the model `file`; the characters of the inline budget it used."""
+    if file.data is None:
+        content.append(f"{file.header()} deleted before the run started.")
+        return 0
+    if file.content_type.startswith(_MODEL_TYPES):
+        content.append(file.header())
+        content.append(BinaryContent(file.data, media_type=file.content_type, identifier=file.ref))
+        return 0
+    if not is_text_type(file.content_type):
+        content.append(f"{file.header()} not text; read_file({file.ref!r}) describes it.")
+        return 0
+    text = file.data.decode("utf-8", "replace")
+    shown = text[: max(budget, 0)]
+    content.append(file.header())
+    rest = len(text) - len(shown)
+    if rest:
+        shown += (
+            f"\n[{rest} more characters: read_file({file.ref!r}, offset={len(shown)}) reads on]"
+        )
+    content.append(shown)
+    return len(shown)
+
+
+def without_bytes(messages: list[Any] | None) -> list[Any] | None:
+    """pydantic-ai JSON messages with each image or document of a prompt replaced by a line
+    naming it."""
+    if not messages:
+        return messages
+    for message in messages:
+        for part in message.get("parts", []) if isinstance(message, dict) else []:
+            content = part.get("content")
+            if part.get("part_kind") != "user-prompt" or not isinstance(content, list):
+                continue
+            part["content"] = [
+                f"[{item.get('identifier')}: given as {item.get('media_type')}; read_file reads it]"
+                if isinstance(item, dict) and item.get("kind") == "binary"
+                else item
+                for item in content
+            ]
+    return messages

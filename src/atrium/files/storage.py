@@ -1,0 +1,170 @@
+"""Where a file's bytes live when not in the database: a folder on disk, or an S3-compatible
+bucket (`ATRIUM_FILE_STORAGE`). Both are keyed by the file's id.
+
+Writes are whole or nothing: the disk store writes a temporary file and renames it into place,
+S3 makes an object visible only once its upload (multipart above 5 MiB) completes. A file's row
+is inserted only after its bytes are stored, so no row points at missing bytes; bytes whose
+row never committed are deleted by the upload that wrote them.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import shutil
+import tempfile
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import IO, TYPE_CHECKING, Protocol
+
+import platformdirs
+
+from atrium.db.files import PRIVATE_FILE, PRIVATE_FOLDER, sqlite_file
+from atrium.settings import Settings
+
+if TYPE_CHECKING:
+    from obstore.store import S3Config
+
+CHUNK_BYTES = 65_536
+
+
+class BlobStore(Protocol):
+    """Bytes by key, outside the database."""
+
+    kind: str
+
+    async def put(self, key: str, source: IO[bytes]) -> None: ...
+
+    def chunks(self, key: str) -> AsyncIterator[bytes]: ...
+
+    async def read(self, key: str) -> bytes: ...
+
+    async def delete(self, key: str) -> None: ...
+
+
+class DiskStore:
+    """Files in one folder (0700), each 0600, named by key."""
+
+    kind = "disk"
+
+    def __init__(self, folder: Path) -> None:
+        self.folder = folder
+
+    def _ready(self) -> Path:
+        if not self.folder.exists():
+            self.folder.parent.mkdir(parents=True, exist_ok=True)
+            with contextlib.suppress(FileExistsError):
+                self.folder.mkdir(mode=PRIVATE_FOLDER)
+        return self.folder
+
+    def _path(self, key: str) -> Path:
+        return self.folder / key
+
+    def _put(self, key: str, source: IO[bytes]) -> None:
+        folder = self._ready()
+        handle, temporary = tempfile.mkstemp(dir=folder, prefix=".upload-")
+        try:
+            os.fchmod(handle, PRIVATE_FILE)
+            with os.fdopen(handle, "wb") as target:
+                source.seek(0)
+                shutil.copyfileobj(source, target, CHUNK_BYTES)
+                target.flush()
+                os.fsync(target.fileno())
+            os.replace(temporary, self._path(key))
+        except BaseException:
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(temporary)
+            raise
+
+    async def put(self, key: str, source: IO[bytes]) -> None:
+        await asyncio.to_thread(self._put, key, source)
+
+    async def chunks(self, key: str) -> AsyncIterator[bytes]:
+        with await asyncio.to_thread(self._path(key).open, "rb") as source:
+            while chunk := await asyncio.to_thread(source.read, CHUNK_BYTES):
+                yield chunk
+
+    async def read(self, key: str) -> bytes:
+        return await asyncio.to_thread(self._path(key).read_bytes)
+
+    async def delete(self, key: str) -> None:
+        await asyncio.to_thread(self._path(key).unlink, missing_ok=True)
+
+
+class S3Store:
+    """Objects in an S3-compatible bucket, through `obstore` (imported on first use)."""
+
+    kind = "s3"
+
+    def __init__(self, settings: Settings) -> None:
+        from obstore.store import S3Store as ObjectStore
+
+        url = settings.file_s3_url or ""
+        bucket, _, prefix = url.removeprefix("s3://").partition("/")
+        endpoint = settings.file_s3_endpoint
+        secret = settings.file_s3_secret_access_key
+        config: S3Config = {"region": settings.file_s3_region}
+        if endpoint:
+            config["endpoint"] = endpoint
+        if settings.file_s3_access_key_id:
+            config["access_key_id"] = settings.file_s3_access_key_id
+        if secret is not None:
+            config["secret_access_key"] = secret.get_secret_value()
+        self._store = ObjectStore(
+            bucket,
+            prefix=prefix.strip("/") or None,
+            config=config,
+            client_options={"allow_http": bool(endpoint and endpoint.startswith("http://"))},
+        )
+
+    async def put(self, key: str, source: IO[bytes]) -> None:
+        import obstore
+
+        source.seek(0)
+        await obstore.put_async(self._store, key, source)
+
+    async def chunks(self, key: str) -> AsyncIterator[bytes]:
+        import obstore
+
+        result = await obstore.get_async(self._store, key)
+        async for buffer in result.stream(min_chunk_size=CHUNK_BYTES):
+            yield bytes(buffer)
+
+    async def read(self, key: str) -> bytes:
+        import obstore
+
+        result = await obstore.get_async(self._store, key)
+        return bytes(await result.bytes_async())
+
+    async def delete(self, key: str) -> None:
+        import obstore
+
+        await obstore.delete_async(self._store, key)
+
+
+def default_folder(settings: Settings) -> Path:
+    """`files` beside the SQLite database, else in the user's data directory."""
+    database = sqlite_file(settings.database_url)
+    if database is not None:
+        return database.parent / "files"
+    return platformdirs.user_data_path("atrium", appauthor=False) / "files"
+
+
+_stores: dict[tuple[str, str], BlobStore] = {}
+
+
+def store_of(settings: Settings) -> BlobStore | None:
+    """The store of the deployment's files; None when they live in the database."""
+    if settings.file_storage == "database":
+        return None
+    if settings.file_storage == "disk":
+        folder = settings.file_dir or default_folder(settings)
+        key = ("disk", str(folder))
+        if key not in _stores:
+            _stores[key] = DiskStore(folder)
+        return _stores[key]
+    key = ("s3", f"{settings.file_s3_url}|{settings.file_s3_endpoint}")
+    if key not in _stores:
+        _stores[key] = S3Store(settings)
+    return _stores[key]
