@@ -50,7 +50,15 @@ async def test_shape_and_default_range_of_30_days_ending_today(
     agent_id = await _agent(client, auth, "Idle")
     body = await _usage(client, auth)
     today = _today()
-    assert set(body) == {"start_date", "end_date", "agent_id", "totals", "daily", "agents"}
+    assert set(body) == {
+        "start_date",
+        "end_date",
+        "agent_id",
+        "totals",
+        "daily",
+        "agents",
+        "versions",
+    }
     assert body["end_date"] == today.isoformat()
     assert body["start_date"] == (today - datetime.timedelta(days=29)).isoformat()
     assert body["agent_id"] is None

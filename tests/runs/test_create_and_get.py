@@ -24,6 +24,7 @@ RUN_FIELDS = {
     "events_url",
     "artifacts_url",
     "metadata",
+    "agent_version",
 }
 
 

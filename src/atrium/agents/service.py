@@ -13,6 +13,7 @@ from atrium.agents.errors import AgentNotFound
 from atrium.agents.model_check import ModelCheck, ProviderNames
 from atrium.agents.schemas import AgentCreate, AgentUpdate
 from atrium.agents.sealing import tools_to_store
+from atrium.agents.versions import service as agent_versions
 from atrium.db.models import Agent
 from atrium.kit.ids import new_id
 from atrium.kit.time import utcnow
@@ -67,6 +68,7 @@ async def create_agent(
     )
     session.add(agent)
     await session.flush()
+    await agent_versions.record_first(session, agent)
     return agent
 
 
@@ -102,6 +104,8 @@ async def update_agent(
         )
     agent.updated_at = utcnow()
     await session.flush()
+    if "config" in given:
+        await agent_versions.record(session, agent)  # none when the config hashes the same
     return agent
 
 
@@ -134,4 +138,5 @@ async def get_or_create_default_agent(
     agent = await repository.get_default(session, account_id=account_id)
     if agent is None:  # pragma: no cover - the insert above or a concurrent one made it
         raise RuntimeError("the default agent could not be created")
+    await agent_versions.record_first(session, agent)
     return agent

@@ -39,6 +39,16 @@ class AgentUsageOut(UsageCounters, _Agent):
     """One agent (deleted ones included while they have usage in the range)."""
 
 
+class _Version(BaseModel):
+    version: int | None = Field(
+        description="The agent version the runs executed; null: runs from before versions."
+    )
+
+
+class VersionUsageOut(UsageCounters, _Version):
+    """One version of the agent that has finished runs in the range (by their end)."""
+
+
 class UsageReport(BaseModel):
     """Usage of an account's agents over a range of UTC days (both ends included)."""
 
@@ -49,4 +59,9 @@ class UsageReport(BaseModel):
     daily: list[DailyUsage] = Field(description="Every day of the range, zeros included.")
     agents: list[AgentUsageOut] = Field(
         description="Every agent, plus deleted agents with usage in the range."
+    )
+    versions: list[VersionUsageOut] | None = Field(
+        None,
+        description="With `agent_id`: that agent's usage per version, newest version first "
+        "(versions with finished runs in the range only); null otherwise.",
     )

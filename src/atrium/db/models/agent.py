@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import JSON, ForeignKey, Index, String, Text, text
+from sqlalchemy import JSON, ForeignKey, Index, Integer, String, Text, text
 from sqlalchemy.orm import Mapped, mapped_column
 
 from atrium.db.base import Base, TimestampMixin
@@ -22,6 +22,8 @@ class Agent(TimestampMixin, Base):
     description: Mapped[str] = mapped_column(Text, default="")
     # {"model", "temperature", "instructions", "max_output_tokens", "tools"}
     config: Mapped[dict[str, Any]] = mapped_column(JSON)
+    # The number of the version `config` is (`agent_versions`): what a run of the agent records.
+    version: Mapped[int] = mapped_column(Integer, default=1, server_default="1")
     # The account's default agent, created on demand for runs that name no agent.
     is_default: Mapped[bool] = mapped_column(default=False)
     # Deleted agents are hidden but kept, so past runs and their usage still name them.
