@@ -33,7 +33,12 @@ from atrium.client.errors import APIConnectionError, WaitTimeoutError
 from atrium.client.records import (
     Account,
     Agent,
+    AgentAlias,
     AgentDeleted,
+    AgentVersion,
+    AgentVersionDiff,
+    AgentVersionPage,
+    AliasDeleted,
     Artifact,
     Deleted,
     DeliveryPage,
@@ -359,6 +364,56 @@ class Agents(_Resource):
 
     async def delete(self, agent_id: str) -> AgentDeleted:
         return await self._client.send(calls.delete_agent(agent_id))
+
+    async def versions(
+        self, agent_id: str, *, limit: int | None = None, cursor: str | None = None
+    ) -> AgentVersionPage:
+        """A page of the agent's versions, newest first."""
+        return await self._client.send(calls.list_versions(agent_id, limit, cursor))
+
+    async def iter_versions(
+        self, agent_id: str, *, limit: int | None = None
+    ) -> AsyncIterator[AgentVersion]:
+        """Every version of the agent, newest first, page after page."""
+        pages = self._pages(lambda cursor: calls.list_versions(agent_id, limit, cursor))
+        async for page in pages:
+            for version in page.data:
+                yield version
+
+    async def version(self, agent_id: str, version: int) -> AgentVersion:
+        return await self._client.send(calls.get_version(agent_id, version))
+
+    async def diff(self, agent_id: str, version: int, *, against: int) -> AgentVersionDiff:
+        """The JSON Patch that turns version `against`'s config into version `version`'s."""
+        return await self._client.send(calls.diff_versions(agent_id, version, against))
+
+    async def restore(self, agent_id: str, version: int) -> AgentVersion:
+        """Make version `version`'s config the agent's again: a new version, the live one (the
+        live one itself when nothing changes)."""
+        return await self._client.send(calls.restore_version(agent_id, version))
+
+    async def aliases(self, agent_id: str) -> builtins.list[AgentAlias]:
+        return await self._client.send(calls.list_aliases(agent_id))
+
+    async def alias(self, agent_id: str, name: str) -> AgentAlias:
+        return await self._client.send(calls.get_alias(agent_id, name))
+
+    async def set_alias(
+        self,
+        agent_id: str,
+        name: str,
+        version: int,
+        *,
+        split_version: int | None = None,
+        split_weight: float | None = None,
+    ) -> AgentAlias:
+        """Create or move the alias: runs of `agent_id@name` use `version`, or `split_version`
+        for a `split_weight` share of them (0 to 1)."""
+        call = calls.put_alias(agent_id, name, version, split_version, split_weight)
+        return await self._client.send(call)
+
+    async def delete_alias(self, agent_id: str, name: str) -> AliasDeleted:
+        return await self._client.send(calls.delete_alias(agent_id, name))
 
 
 class Analytics(_Resource):

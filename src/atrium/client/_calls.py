@@ -17,7 +17,12 @@ from atrium.client._core import model_list as parse_list
 from atrium.client.records import (
     Account,
     Agent,
+    AgentAlias,
     AgentDeleted,
+    AgentVersion,
+    AgentVersionDiff,
+    AgentVersionPage,
+    AliasDeleted,
     Artifact,
     Deleted,
     DeliveryPage,
@@ -135,6 +140,57 @@ def update_agent(
 
 def delete_agent(agent_id: str) -> Call[AgentDeleted]:
     return Call("DELETE", f"{AGENTS_PREFIX}/agents/{agent_id}", parse_model(AgentDeleted))
+
+
+def list_versions(
+    agent_id: str, limit: int | None = None, cursor: str | None = None
+) -> Call[AgentVersionPage]:
+    path = f"{AGENTS_PREFIX}/agents/{agent_id}/versions"
+    return Call(
+        "GET", path, parse_model(AgentVersionPage), params=compact(limit=limit, cursor=cursor)
+    )
+
+
+def get_version(agent_id: str, version: int) -> Call[AgentVersion]:
+    path = f"{AGENTS_PREFIX}/agents/{agent_id}/versions/{version}"
+    return Call("GET", path, parse_model(AgentVersion))
+
+
+def diff_versions(agent_id: str, version: int, against: int) -> Call[AgentVersionDiff]:
+    path = f"{AGENTS_PREFIX}/agents/{agent_id}/versions/{version}/diff"
+    return Call("GET", path, parse_model(AgentVersionDiff), params={"against": against})
+
+
+def restore_version(agent_id: str, version: int) -> Call[AgentVersion]:
+    path = f"{AGENTS_PREFIX}/agents/{agent_id}/versions/{version}/restore"
+    return Call("POST", path, parse_model(AgentVersion))
+
+
+def list_aliases(agent_id: str) -> Call[list[AgentAlias]]:
+    return Call("GET", f"{AGENTS_PREFIX}/agents/{agent_id}/aliases", parse_list(AgentAlias))
+
+
+def get_alias(agent_id: str, name: str) -> Call[AgentAlias]:
+    return Call("GET", f"{AGENTS_PREFIX}/agents/{agent_id}/aliases/{name}", parse_model(AgentAlias))
+
+
+def put_alias(
+    agent_id: str,
+    name: str,
+    version: int,
+    split_version: int | None = None,
+    split_weight: float | None = None,
+) -> Call[AgentAlias]:
+    body: dict[str, Any] = {"version": version}
+    if split_version is not None or split_weight is not None:
+        body["split"] = compact(version=split_version, weight=split_weight)
+    path = f"{AGENTS_PREFIX}/agents/{agent_id}/aliases/{name}"
+    return Call("PUT", path, parse_model(AgentAlias), json=body)
+
+
+def delete_alias(agent_id: str, name: str) -> Call[AliasDeleted]:
+    path = f"{AGENTS_PREFIX}/agents/{agent_id}/aliases/{name}"
+    return Call("DELETE", path, parse_model(AliasDeleted))
 
 
 def usage(

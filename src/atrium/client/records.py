@@ -12,9 +12,15 @@ __all__ = [
     "Account",
     "AccountInfo",
     "Agent",
+    "AgentAlias",
     "AgentConfig",
     "AgentDeleted",
     "AgentUsage",
+    "AgentVersion",
+    "AgentVersionDiff",
+    "AgentVersionPage",
+    "AliasDeleted",
+    "AliasSplit",
     "Artifact",
     "ArtifactCreated",
     "Billing",
@@ -27,6 +33,7 @@ __all__ = [
     "Page",
     "PageLinks",
     "PageMeta",
+    "PatchOperation",
     "PendingToolCall",
     "Provider",
     "ProviderDeleted",
@@ -70,6 +77,7 @@ __all__ = [
     "ToolReturned",
     "UsageCounters",
     "UsageReport",
+    "VersionUsage",
     "Webhook",
     "WebhookDeleted",
     "WebhookDelivery",
@@ -208,6 +216,66 @@ class AgentDeleted(_Model):
     deleted: bool
 
 
+class AgentVersion(_Model):
+    """One config an agent has had (never changed); `live`: the agent's current one."""
+
+    agent_id: str
+    version: int
+    content_hash: str  # SHA-256 of the config's canonical JSON
+    live: bool
+    restored_from: int | None  # the version a restore copied
+    config: AgentConfig
+    created_at: datetime
+
+
+class AgentVersionPage(_Model):
+    """A page of an agent's versions, newest first; pass `next_cursor` as `cursor`."""
+
+    data: list[AgentVersion]
+    has_more: bool
+    next_cursor: str | None = None
+
+
+class PatchOperation(_Model):
+    """One JSON Patch (RFC 6902) operation; `before`: the value a replace or remove drops."""
+
+    op: Literal["add", "remove", "replace"]
+    path: str
+    value: Any = None
+    before: Any = None
+
+
+class AgentVersionDiff(_Model):
+    """The patch that turns version `against`'s config into version `version`'s."""
+
+    agent_id: str
+    version: int
+    against: int
+    patch: list[PatchOperation]
+
+
+class AliasSplit(_Model):
+    version: int
+    weight: float  # the share of runs (0 to 1) that use `version`
+
+
+class AgentAlias(_Model):
+    """`agent_id@name` runs `version`, or `split.version` for a `split.weight` share."""
+
+    agent_id: str
+    name: str
+    version: int
+    split: AliasSplit | None
+    created_at: datetime
+    updated_at: datetime
+
+
+class AliasDeleted(_Model):
+    agent_id: str
+    name: str
+    deleted: bool
+
+
 class UsageCounters(_Model):
     runs: int
     completed: int
@@ -229,6 +297,10 @@ class AgentUsage(UsageCounters):
     name: str
 
 
+class VersionUsage(UsageCounters):
+    version: int | None  # None: runs from before agents had versions
+
+
 class UsageReport(_Model):
     start_date: date
     end_date: date
@@ -236,6 +308,7 @@ class UsageReport(_Model):
     totals: UsageCounters
     daily: list[DailyUsage]
     agents: list[AgentUsage]
+    versions: list[VersionUsage] | None = None  # with `agent_id`: per version, newest first
 
 
 # --- runs -----------------------------------------------------------------------------------------
@@ -299,6 +372,7 @@ class Run(_Model):
     artifacts_url: str
     metadata: dict[str, Any] = Field(default_factory=dict)
     schedule_id: str | None = None  # the schedule whose firing queued the run
+    agent_version: int | None = None  # the agent version whose config the run executes
     result: str | dict[str, Any] | None = None  # an object with an output schema
     artifacts: list[Artifact] | None = None
     billing: Billing | None = None

@@ -21,8 +21,12 @@ from atrium.client.cli._shared import (
     print_table,
     read_json_file,
 )
+from atrium.client.cli.agent_versions import register as register_versions
 
-agents_app = App(help="Agents: list, show, create, update, delete.", no_args_is_help=True)
+agents_app = App(
+    help="Agents: list, show, create, update, delete; their versions and aliases.",
+    no_args_is_help=True,
+)
 AgentIdArgument = Annotated[str, typer.Argument(metavar="AGENT_ID", help="Agent id (agt_…).")]
 
 DescriptionOption = Annotated[
@@ -233,3 +237,6 @@ def agents_delete(
     with client(url, api_key) as atrium:
         deleted = atrium.agents.delete(agent_id)
     print_result(deleted, f"Agent {deleted.agent_id} deleted.", as_json=as_json)
+
+
+register_versions(agents_app)
