@@ -1,7 +1,8 @@
-// Agents: list, create (#/agents), edit (#/agents/agt_…/edit), delete.
+// Agents: list, create (#/agents), edit (#/agents/agt_…/edit, with its versions and aliases), delete.
 
 import { api } from "./api.js";
 import { BUILTIN_TOOLS, parseJsonField, toolSummary, toolsEditor } from "./agent_tools.js";
+import { versionsPanel } from "./agent_versions.js";
 import {
   field, formError, formErrorBox, h, pageHeader, replace, timeEl, toast,
 } from "./dom.js";
@@ -159,13 +160,17 @@ export async function agentsView({ main, signal }) {
     formBox);
 }
 
-export async function agentEditView({ main, params: [agentId], signal }) {
+export async function agentEditView(context) {
+  const { main, params: [agentId], signal } = context;
   const agent = await api(`${AGENTS}/${encodeURIComponent(agentId)}`, { signal });
   const { data: agents } = await api(AGENTS, { signal });
+  // A restore changes the config the form shows: the page is drawn again from the API.
+  const versions = await versionsPanel(agent.agent_id, { signal, onRestored: () => agentEditView(context) });
   replace(main,
     pageHeader(`Edit agent`, h("code", {}, agent.agent_id)),
     agentForm(agent, suggestedModels(agents), (saved) => {
       toast(`Saved ${saved.name}`);
       window.location.hash = "#/agents";
-    }));
+    }),
+    versions);
 }

@@ -1,0 +1,54 @@
+"""An agent's versions and aliases in Chromium against a real server: the versions an edit
+makes, the diff between two, a restore (the form shows the restored config), an alias with a
+split (a bad weight shown at its field first), and its deletion."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from tests.dashboard.conftest import Server, shot
+from tests.dashboard.test_e2e import api, expect, sign_in
+
+
+async def test_versions_diff_restore_and_aliases(page: Any, server: Server) -> None:
+    key = server.new_key()
+    with api(server, key) as http:
+        created = http.post(
+            "/v1/agents", json={"name": "Versioned", "config": {"instructions": "Be brief."}}
+        )
+        agent_id = created.json()["agent_id"]
+        http.put(f"/v1/agents/{agent_id}", json={"config": {"instructions": "Be thorough."}})
+    await sign_in(page, key)
+    await page.goto(f"/dashboard/#/agents/{agent_id}/edit")
+    await expect(page.get_by_role("heading", level=1, name="Edit agent")).to_be_visible()
+
+    rows = page.locator("table.versions tbody tr")
+    await expect(rows).to_have_count(2)
+    await expect(rows.first).to_contain_text("live")
+    changes = page.get_by_role("list", name="Changes from version 1 to 2")
+    await expect(changes).to_contain_text('~ /instructions: "Be brief." → "Be thorough."')
+
+    await page.get_by_role("button", name="Restore version 1").click()
+    await expect(rows).to_have_count(3)
+    await expect(page.get_by_label("Instructions")).to_have_value("Be brief.")
+    await expect(rows.first).to_contain_text("live")
+    await expect(rows.first.locator("td[data-label='Restored from']")).to_have_text("1")
+
+    await page.get_by_label("Alias name").fill("prod")
+    await page.get_by_label("Alias version").fill("3")
+    await page.get_by_label("Split version", exact=True).fill("2")
+    await page.get_by_label("Split weight").fill("1.5")
+    await page.get_by_role("button", name="Save alias").click()
+    weight = page.get_by_label("Split weight")
+    await expect(weight).to_have_attribute("aria-invalid", "true")
+    await expect(page.locator(".field-error").filter(has_text="split.weight")).to_be_visible()
+    await weight.fill("0.2")
+    await page.get_by_role("button", name="Save alias").click()
+    alias_row = page.locator("table.aliases tbody tr")
+    await expect(alias_row).to_have_count(1)
+    await expect(alias_row).to_contain_text("20% to version 2")
+    await shot(page, "agent-versions")
+
+    await page.get_by_role("button", name="Delete alias prod").click()
+    await expect(alias_row).to_have_count(0)
+    await expect(page.get_by_text("No aliases yet.")).to_be_visible()
