@@ -15,8 +15,8 @@ from atrium.db.base import Base
 # What exists only in migrations, by design, for searching domain names
 # (docs/decisions/0021-domain-search.md):
 # SQLite's FTS5 virtual table with its shadow tables, PostgreSQL's trigram index.
-MIGRATION_ONLY_TABLES = "domains_fts"
-MIGRATION_ONLY_INDEXES = {"ix_domains_name_trgm"}
+MIGRATION_ONLY_TABLES = ("domains_fts", "memory_items_fts")
+MIGRATION_ONLY_INDEXES = {"ix_domains_name_trgm", "ix_memory_items_search_text_fts"}
 
 
 def _compared(name: str | None, kind: str, _parent: object) -> bool:

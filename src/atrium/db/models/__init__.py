@@ -2,7 +2,10 @@
 
 from atrium.db.models.account import Account, ApiKey
 from atrium.db.models.agent import Agent
+from atrium.db.models.agent_version import AgentAlias, AgentVersion
 from atrium.db.models.domain import Domain, DomainCount
+from atrium.db.models.file import StoredFile
+from atrium.db.models.memory import MemoryItem, MemoryItemHistory
 from atrium.db.models.provider import Provider
 from atrium.db.models.run import (
     TERMINAL_EVENT,
@@ -29,13 +32,17 @@ __all__ = [
     "TERMINAL_STATUSES",
     "Account",
     "Agent",
+    "AgentAlias",
     "AgentUsageDaily",
+    "AgentVersion",
     "ApiKey",
     "Artifact",
     "CancelReason",
     "Domain",
     "DomainCount",
     "EventKind",
+    "MemoryItem",
+    "MemoryItemHistory",
     "Provider",
     "Run",
     "RunAction",
@@ -44,6 +51,7 @@ __all__ = [
     "Schedule",
     "ScheduleFiring",
     "Space",
+    "StoredFile",
     "Thread",
     "ThreadSummary",
     "WebhookDelivery",

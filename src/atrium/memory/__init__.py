@@ -1,0 +1,1 @@
+"""Memory: JSON items an account keeps across threads, searchable, with who wrote each."""

@@ -1,0 +1,208 @@
+"""Memory's rules: upsert by (namespace, key), expiry, search, and a history row per write."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import timedelta
+from typing import Any, Final
+
+from sqlalchemy.exc import IntegrityError
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from atrium.db.models import MemoryItem, MemoryItemHistory
+from atrium.errors import InvalidParameter
+from atrium.kit.cursor import decode_cursor, split_page
+from atrium.kit.ids import new_id
+from atrium.kit.time import as_utc, utcnow
+from atrium.memory import namespaces, repository
+from atrium.memory.errors import MemoryItemNotFound
+from atrium.memory.schemas import MemoryPut, MemorySearch
+
+MAX_VALUE_BYTES: Final = 64 * 1024
+MAX_LIST_LIMIT: Final = 200
+# Over-fetched for `filter`, which is checked here rather than in SQL (JSON paths differ
+# between the two databases): the first matches among this many text hits are returned.
+_FILTER_SCAN: Final = 500
+
+
+@dataclass(frozen=True, slots=True)
+class Writer:
+    """Who writes: an API key (direct calls) or a run's tool call."""
+
+    api_key_id: int | None = None
+    run_id: str | None = None
+    tool_call_id: str | None = None
+
+
+def _strings(value: Any) -> list[str]:
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, dict):
+        return [text for item in value.values() for text in _strings(item)]
+    if isinstance(value, list):
+        return [text for item in value for text in _strings(item)]
+    return []
+
+
+def _record(
+    session: AsyncSession, item: MemoryItem, action: str, writer: Writer, value: Any
+) -> None:
+    session.add(
+        MemoryItemHistory(
+            id=new_id("memh"),
+            item_id=item.id,
+            account_id=item.account_id,
+            action=action,
+            namespace=list(item.namespace),
+            key=item.key,
+            value=value,
+            api_key_id=writer.api_key_id,
+            run_id=writer.run_id,
+            tool_call_id=writer.tool_call_id,
+        )
+    )
+
+
+async def put_item(
+    session: AsyncSession, *, account_id: int, data: MemoryPut, writer: Writer
+) -> MemoryItem:
+    """Create the item, or replace the value of the one under the same (namespace, key)."""
+    segments = namespaces.check(data.namespace, parameter="namespace")
+    if len(json.dumps(data.value, separators=(",", ":"))) > MAX_VALUE_BYTES:
+        raise InvalidParameter("value", f"value is over {MAX_VALUE_BYTES} bytes as JSON")
+    now = utcnow()
+    await repository.purge_expired(session, account_id=account_id, now=now)
+    path = namespaces.to_path(segments)
+    fields: dict[str, Any] = {
+        "value": data.value,
+        "text": data.text,
+        "search_text": data.text if data.text is not None else " ".join(_strings(data.value)),
+        "expires_at": now + timedelta(seconds=data.ttl_seconds) if data.ttl_seconds else None,
+        "updated_at": now,
+    }
+    item = await repository.by_key(
+        session, account_id=account_id, namespace_path=path, key=data.key
+    )
+    if item is None:
+        item = MemoryItem(
+            id=new_id("mem"),
+            account_id=account_id,
+            namespace=segments,
+            namespace_path=path,
+            key=data.key,
+            created_at=now,
+            **fields,
+        )
+        try:
+            # A savepoint: a concurrent writer of the same key wins the insert, this one
+            # then replaces its value like any update.
+            async with session.begin_nested():
+                session.add(item)
+        except IntegrityError:
+            item = await repository.by_key(
+                session, account_id=account_id, namespace_path=path, key=data.key
+            )
+            if item is None:
+                raise
+            _update(item, fields)
+    else:
+        _update(item, fields)
+    _record(session, item, "written", writer, data.value)
+    await session.flush()
+    return item
+
+
+def _update(item: MemoryItem, fields: dict[str, Any]) -> None:
+    for name, value in fields.items():
+        setattr(item, name, value)
+
+
+async def get_item(session: AsyncSession, *, account_id: int, item_id: str) -> MemoryItem:
+    item = await repository.live_by_id(
+        session, account_id=account_id, item_id=item_id, now=utcnow()
+    )
+    if item is None:
+        raise MemoryItemNotFound("item_id", item_id)
+    return item
+
+
+async def get_by_key(
+    session: AsyncSession, *, account_id: int, namespace: str, key: str
+) -> MemoryItem:
+    segments = namespaces.parse(namespace, parameter="namespace", allow_empty=False)
+    item = await repository.by_key(
+        session, account_id=account_id, namespace_path=namespaces.to_path(segments), key=key
+    )
+    if item is None or (item.expires_at is not None and as_utc(item.expires_at) <= utcnow()):
+        raise MemoryItemNotFound("key", key)
+    return item
+
+
+async def delete_item(
+    session: AsyncSession, *, account_id: int, item_id: str, writer: Writer
+) -> str:
+    item = await get_item(session, account_id=account_id, item_id=item_id)
+    _record(session, item, "deleted", writer, None)
+    await session.delete(item)
+    await session.flush()
+    return item.id
+
+
+async def list_items(
+    session: AsyncSession,
+    *,
+    account_id: int,
+    namespace_prefix: str,
+    limit: int,
+    cursor: str | None,
+) -> tuple[Sequence[MemoryItem], str | None]:
+    segments = namespaces.parse(namespace_prefix, parameter="namespace_prefix", allow_empty=True)
+    rows = await repository.list_page(
+        session,
+        account_id=account_id,
+        prefix_path=namespaces.to_path(segments),
+        now=utcnow(),
+        limit=limit,
+        position=decode_cursor(cursor) if cursor else None,
+    )
+    return split_page(rows, limit)
+
+
+async def search(session: AsyncSession, *, account_id: int, data: MemorySearch) -> list[MemoryItem]:
+    """Items holding every word of the query, best first; `filter` keeps those whose value
+    has equal top-level fields."""
+    segments = namespaces.check(data.namespace_prefix or [], parameter="namespace_prefix")
+    terms = repository.words(data.query)
+    if not terms:
+        raise InvalidParameter("query", "query holds no word to search for")
+    found = await repository.search(
+        session,
+        account_id=account_id,
+        terms=terms,
+        prefix_path=namespaces.to_path(segments),
+        now=utcnow(),
+        limit=_FILTER_SCAN if data.filter else data.limit,
+    )
+    wanted = data.filter
+    if wanted:
+        found = [
+            item
+            for item in found
+            if isinstance(item.value, dict)
+            and all(item.value.get(name, _MISSING) == value for name, value in wanted.items())
+        ]
+    return list(found[: data.limit])
+
+
+_MISSING: Final = object()
+
+
+async def history(
+    session: AsyncSession, *, account_id: int, item_id: str
+) -> Sequence[MemoryItemHistory]:
+    entries = await repository.history(session, account_id=account_id, item_id=item_id)
+    if not entries:
+        raise MemoryItemNotFound("item_id", item_id)
+    return entries
