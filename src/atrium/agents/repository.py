@@ -10,7 +10,7 @@ from sqlalchemy import Connection, bindparam, select
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from atrium.agents.config import AGENT_ID_PATTERN
+from atrium.agents.config import AGENT_ID_PATTERN, AgentConfig, stored_config
 from atrium.db.engine import Database
 from atrium.db.models import Agent
 from atrium.db.models.agent import DEFAULT_AGENT_PREDICATE
@@ -20,10 +20,12 @@ from atrium.kit.time import utcnow
 @dataclass(frozen=True, slots=True)
 class AgentForRun:
     id: str
-    config: dict[str, Any]
+    config: AgentConfig
+    # The agent version `config` is (`agent_versions`), which the run records.
+    version: int | None = None
 
 
-_LIVE_AGENT_OF_ACCOUNT = select(Agent.id, Agent.config).where(
+_LIVE_AGENT_OF_ACCOUNT = select(Agent.id, Agent.config, Agent.version).where(
     Agent.account_id == bindparam("b_account_id"), Agent.deleted_at.is_(None)
 )
 # Every run creation reads one of these: built once (see `runs.lifecycle.run_queue` on why).
@@ -43,7 +45,9 @@ async def run_agent(db: Database, *, account_id: int, agent_id: str | None) -> A
         else:
             params = {"b_account_id": account_id, "b_agent_id": agent_id}
             row = conn.execute(_RUN_AGENT_NAMED, params).first()
-        return None if row is None else AgentForRun(id=row.id, config=dict(row.config))
+        if row is None:
+            return None
+        return AgentForRun(id=row.id, config=stored_config(row.config), version=row.version)
 
     return await db.point_read(read)
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import datetime
 import re
-from typing import Any, Final
+from typing import Final
 
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm import Session
@@ -12,8 +12,15 @@ from sqlalchemy.orm import Session
 from atrium.agents import repository as agents_repository
 from atrium.agents.errors import AgentNotFound
 from atrium.analytics import repository
+from atrium.analytics.by_version import usage_by_version
 from atrium.analytics.errors import UsageRangeInvalid
-from atrium.analytics.schemas import AgentUsageOut, DailyUsage, UsageCounters, UsageReport
+from atrium.analytics.schemas import (
+    AgentUsageOut,
+    DailyUsage,
+    UsageCounters,
+    UsageReport,
+    VersionUsageOut,
+)
 from atrium.db.models import TERMINAL_STATUSES, RunStatus
 from atrium.errors import InvalidParameter
 from atrium.kit.time import as_utc
@@ -94,8 +101,9 @@ def resolve_range(
     return start, end
 
 
-def _counters(values: dict[str, int]) -> dict[str, Any]:
-    shown: dict[str, Any] = {
+def _counters(values: dict[str, int]) -> dict[str, float]:
+    """The counters as the report shows them: credits rather than micro-credits."""
+    shown: dict[str, float] = {
         name: value for name, value in values.items() if name != "credits_micro"
     }
     shown["credits"] = values.get("credits_micro", 0) / MICRO
@@ -136,6 +144,14 @@ async def usage_report(
         for name in repository.COUNTERS:
             totals[name] += counters[name]
         daily.append(DailyUsage(date=day.isoformat(), **_counters(counters)))
+    versions = None
+    if agent_id is not None:
+        versions = [
+            VersionUsageOut(version=row.version, **_counters(row.counters))
+            for row in await usage_by_version(
+                session, account_id=account_id, agent_id=agent_id, start=start, end=end
+            )
+        ]
     return UsageReport(
         start_date=start.isoformat(),
         end_date=end.isoformat(),
@@ -146,4 +162,5 @@ async def usage_report(
             AgentUsageOut(agent_id=row.agent_id, name=row.name, **_counters(row.counters))
             for row in by_agent
         ],
+        versions=versions,
     )
