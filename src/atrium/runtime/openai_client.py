@@ -185,67 +185,87 @@ async def coalesced(
     layers) wakes once per chunk it is given, not once per chunk read.
     """
     loop = asyncio.get_running_loop()
-    ready: asyncio.Queue[ChatCompletionChunk | _End] = asyncio.Queue()
-    held: ChatCompletionChunk | None = None
-    held_text: list[str] = []
-    timer: asyncio.TimerHandle | None = None
-    quiet_until = 0.0  # loop time: a text chunk read before then is held
-
-    def release() -> None:
-        nonlocal held, timer, quiet_until
-        if timer is not None:
-            timer.cancel()
-            timer = None
-        if held is not None:
-            if len(held_text) > 1:
-                held.choices[0].delta.content = "".join(held_text)
-            ready.put_nowait(held)
-            held = None
-            quiet_until = loop.time() + window
-
-    async def read() -> None:
-        nonlocal held, held_text, timer, quiet_until
-        try:
-            async for chunk in chunks:
-                text = _text_only(chunk)
-                if text is None:
-                    release()
-                    ready.put_nowait(chunk)
-                elif held is not None and chunk.choices[0].index == held.choices[0].index:
-                    held_text.append(text)
-                else:
-                    release()
-                    now = loop.time()
-                    if now >= quiet_until:
-                        ready.put_nowait(chunk)
-                        quiet_until = now + window
-                    else:
-                        held, held_text = chunk, [text]
-                        timer = loop.call_at(quiet_until, release)
-            release()
-            ready.put_nowait(_End(None))
-        except BaseException as exc:  # the reader raises it, after the text read before it
-            release()
-            ready.put_nowait(_End(exc))
-            if not isinstance(exc, Exception):  # cancelled (the caller left, or a shutdown)
-                raise
-
-    reader = loop.create_task(read())
+    joiner = _Joiner(loop, window)
+    reader = loop.create_task(_read_into(chunks, joiner))
     try:
         while True:
-            item = await ready.get()
+            item = await joiner.ready.get()
             if isinstance(item, _End):
                 if item.error is not None:
                     raise item.error
                 return
             yield item
     finally:
-        if timer is not None:
-            timer.cancel()
+        joiner.stop_timer()
         if not reader.done():  # the caller stopped early, or was cancelled
             reader.cancel()
             await asyncio.wait([reader])
         await chunks.aclose()
+
+
+async def _read_into(chunks: AsyncGenerator[ChatCompletionChunk, None], joiner: _Joiner) -> None:
+    """Read `chunks` into `joiner` up to their end or error, which goes out last."""
+    try:
+        async for chunk in chunks:
+            joiner.take(chunk)
+        joiner.release()
+        joiner.ready.put_nowait(_End(None))
+    except BaseException as exc:  # the reader raises it, after the text read before it
+        joiner.release()
+        joiner.ready.put_nowait(_End(exc))
+        if not isinstance(exc, Exception):  # cancelled (the caller left, or a shutdown)
+            raise
+
+
+class _Joiner:
+    """`coalesced`'s state: the chunks ready to go out, and the text chunk held until its
+    window ends with the texts read meanwhile to join to it."""
+
+    __slots__ = ("_held", "_held_text", "_loop", "_quiet_until", "_timer", "_window", "ready")
+
+    def __init__(self, loop: asyncio.AbstractEventLoop, window: float) -> None:
+        self._loop = loop
+        self._window = window
+        self.ready: asyncio.Queue[ChatCompletionChunk | _End] = asyncio.Queue()
+        self._held: ChatCompletionChunk | None = None
+        self._held_text: list[str] = []
+        self._timer: asyncio.TimerHandle | None = None
+        self._quiet_until = 0.0  # loop time: a text chunk read before then is held
+
+    def take(self, chunk: ChatCompletionChunk) -> None:
+        """One chunk read: out now, held, or joined to the held one."""
+        text = _text_only(chunk)
+        held = self._held
+        if text is None:
+            self.release()
+            self.ready.put_nowait(chunk)
+        elif held is not None and chunk.choices[0].index == held.choices[0].index:
+            self._held_text.append(text)
+        else:
+            self.release()
+            now = self._loop.time()
+            if now >= self._quiet_until:
+                self.ready.put_nowait(chunk)
+                self._quiet_until = now + self._window
+            else:
+                self._held, self._held_text = chunk, [text]
+                self._timer = self._loop.call_at(self._quiet_until, self.release)
+
+    def release(self) -> None:
+        """The held chunk out, with the texts joined to it; the next window starts."""
+        self.stop_timer()
+        held = self._held
+        if held is not None:
+            if len(self._held_text) > 1:
+                held.choices[0].delta.content = "".join(self._held_text)
+            self.ready.put_nowait(held)
+            self._held = None
+            self._quiet_until = self._loop.time() + self._window
+
+    def stop_timer(self) -> None:
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
 
 
 class _End:
