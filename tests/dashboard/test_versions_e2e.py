@@ -52,3 +52,11 @@ async def test_versions_diff_restore_and_aliases(page: Any, server: Server) -> N
     await page.get_by_role("button", name="Delete alias prod").click()
     await expect(alias_row).to_have_count(0)
     await expect(page.get_by_text("No aliases yet.")).to_be_visible()
+
+    # A run's page says which version it executed.
+    with api(server, key) as http:
+        run = http.post(
+            "/api/v1/public/agent/runs", json={"prompt": "hello", "agent_id": f"{agent_id}@2"}
+        ).json()
+    await page.goto(f"/dashboard/#/runs/{run['run_id']}")
+    await expect(page.locator("dl.meta")).to_contain_text("Versioned · version 2")

@@ -267,7 +267,8 @@ export async function runView({ main, params: [runId], signal }) {
       ? `${((new Date(run.finished_at) - new Date(run.started_at)) / 1000).toFixed(1)} s` : "—";
     replace(meta, [
       ["Model", h("code", {}, run.model)],
-      ["Agent", h("a", { href: "#/agents" }, agentLabel(agents, run.agent_id))],
+      ["Agent", [h("a", { href: "#/agents" }, agentLabel(agents, run.agent_id)),
+        run.agent_version ? ` · version ${run.agent_version}` : null]],
       ["Thread", h("a", { href: `#/threads/${run.thread_id}` }, h("code", {}, run.thread_id))],
       ["Created", timeEl(run.created_at)],
       ["Started", timeEl(run.started_at)],
