@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+
 import httpx
 import pytest
 
@@ -80,3 +82,16 @@ async def test_another_accounts_agent_is_not_found(
     assert response.status_code == 404
     versions = await client.get(f"{AGENTS}/{agent_id}/versions", headers=other)
     assert versions.status_code == 404
+
+
+async def test_concurrent_puts_of_one_new_alias_all_succeed(
+    client: httpx.AsyncClient, auth: dict[str, str]
+) -> None:
+    agent_id = await new_agent(client, auth)
+    await edit(client, auth, agent_id, instructions="v2")
+    answers = await asyncio.gather(
+        *(_put(client, auth, agent_id, "prod", {"version": 1 + index % 2}) for index in range(8))
+    )
+    assert {answer.status_code for answer in answers} <= {200, 201}, [a.text for a in answers]
+    listed = (await client.get(f"{AGENTS}/{agent_id}/aliases", headers=auth)).json()["data"]
+    assert [alias["name"] for alias in listed] == ["prod"]

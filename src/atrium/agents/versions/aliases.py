@@ -12,7 +12,6 @@ from atrium.agents.versions import repository
 from atrium.agents.versions.errors import AliasNameInvalid, AliasNotFound, AliasVersionUnknown
 from atrium.agents.versions.schemas import AliasIn
 from atrium.db.models import Agent, AgentAlias
-from atrium.kit.time import utcnow
 
 # Starts with a letter: `agt_…@3` is version 3, so a name can never be read as a number.
 ALIAS_PATTERN: Final = re.compile(r"^[a-z][a-z0-9_-]{0,31}$")
@@ -56,16 +55,17 @@ async def put_alias(
         await _require_version(
             session, agent=agent, number=split.version, parameter="split.version"
         )
-    found = await repository.alias(session, agent_id=agent.id, name=name)
-    created = found is None
-    if found is None:
-        found = AgentAlias(agent_id=agent.id, name=name)
-        session.add(found)
-    found.version = data.version
-    found.split_version = None if split is None else split.version
-    found.split_weight = None if split is None else split.weight
-    found.updated_at = utcnow()
-    await session.flush()
+    created = await repository.alias(session, agent_id=agent.id, name=name) is None
+    found = await repository.put_alias(
+        session,
+        values={
+            "agent_id": agent.id,
+            "name": name,
+            "version": data.version,
+            "split_version": None if split is None else split.version,
+            "split_weight": None if split is None else split.weight,
+        },
+    )
     return found, created
 
 

@@ -88,6 +88,29 @@ async def alias(session: AsyncSession, *, agent_id: str, name: str) -> AgentAlia
     return await session.get(AgentAlias, (agent_id, name))
 
 
+async def put_alias(session: AsyncSession, *, values: dict[str, Any]) -> AgentAlias:
+    """Insert the alias or point the existing one elsewhere, in one statement: two requests
+    creating the same name at once both succeed, the later one's target kept."""
+    insert = postgresql.insert if session.get_bind().dialect.name == "postgresql" else sqlite.insert
+    now = utcnow()
+    statement = insert(AgentAlias).values(created_at=now, updated_at=now, **values)
+    targets = ("version", "split_version", "split_weight", "updated_at")
+    await session.execute(
+        statement.on_conflict_do_update(
+            index_elements=[AgentAlias.agent_id, AgentAlias.name],
+            set_={name: statement.excluded[name] for name in targets},
+        )
+    )
+    found = await session.scalar(
+        select(AgentAlias)
+        .where(AgentAlias.agent_id == values["agent_id"], AgentAlias.name == values["name"])
+        .execution_options(populate_existing=True)
+    )
+    if found is None:  # pragma: no cover - written just above, in this transaction
+        raise RuntimeError("the alias vanished")
+    return found
+
+
 async def delete_alias(session: AsyncSession, *, agent_id: str, name: str) -> None:
     await session.execute(
         delete(AgentAlias).where(AgentAlias.agent_id == agent_id, AgentAlias.name == name)
