@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from datetime import datetime
 
 from atrium.db.engine import Database
@@ -12,8 +13,14 @@ from atrium.traces.errors import TracedRunNotFound
 from atrium.traces.schemas import SpanEventOut, SpanLinkOut, SpanOut, TraceOut
 from atrium.traces.spans import Span, build_spans
 
+_RUN_ID = re.compile(r"^run_[A-Za-z0-9_-]{1,36}$")
+
 
 async def run_trace(db: Database, settings: Settings, *, account_id: int, run_id: str) -> TraceOut:
+    # An id no run can have (a NUL, 5,000 characters) is a 404 before any query: PostgreSQL
+    # refuses a NUL in a text parameter.
+    if not _RUN_ID.match(run_id):
+        raise TracedRunNotFound(run_id)
     found = await repository.stored_traces(
         db, [run_id], account_id=account_id, content=settings.trace_content
     )
