@@ -41,8 +41,8 @@ def webhooks_create(
         typer.Option(
             "--event",
             metavar="EVENT",
-            help="run.completed, run.failed, run.cancelled or run.requires_action (repeat); "
-            "default: the first three.",
+            help="run.completed, run.failed, run.cancelled, run.requires_action, "
+            "schedule.fired or schedule.skipped (repeat); default: the first three.",
         ),
     ] = None,
     as_json: JsonOption = False,
