@@ -25,6 +25,7 @@ from atrium.http.context import RequestContextMiddleware
 from atrium.http.gateway import GatewayMiddleware
 from atrium.http.groups import AGENTS, DOMAINS, RUNS
 from atrium.http.health import router as health_router
+from atrium.memory.endpoints import router as memory_router
 from atrium.observability.logs import install_log_escaping
 from atrium.observability.metrics import Metrics
 from atrium.outbound.resolver import Resolver
@@ -196,6 +197,7 @@ def _include_routers(app: FastAPI) -> None:
     app.include_router(spaces_router, prefix=DOMAINS.prefix)
     app.include_router(account_router, prefix=AGENTS.prefix)
     app.include_router(agents_router, prefix=AGENTS.prefix)
+    app.include_router(memory_router, prefix=AGENTS.prefix)
     app.include_router(analytics_router, prefix=AGENTS.prefix)
     app.include_router(webhooks_router, prefix=AGENTS.prefix)
     app.include_router(providers_router, prefix=AGENTS.prefix)

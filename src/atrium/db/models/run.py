@@ -127,8 +127,14 @@ class Run(Base):
     # The agent's config as it was when the run was created: editing an agent later does not
     # change runs already queued.
     agent_config: Mapped[dict[str, Any]] = mapped_column(JSON)
+    # The agent version `agent_config` was taken from (`agent_versions.number`); None for runs
+    # created before agents had versions.
+    agent_version: Mapped[int | None] = mapped_column(Integer, default=None)
     status: Mapped[str] = mapped_column(String(16))
     prompt: Mapped[str] = mapped_column(Text)
+    # The input parts given beside `prompt` (`atrium.files.input_parts`): text, and files and
+    # images by reference (file or artifact id, URL) with what the file was; never their bytes.
+    input: Mapped[list[Any] | None] = mapped_column(JSON, default=None)
     run_metadata: Mapped[dict[str, Any]] = mapped_column("metadata", JSON)
     idempotency_key: Mapped[str | None] = mapped_column(String(200), default=None)
     request_hash: Mapped[str | None] = mapped_column(String(64), default=None)
