@@ -15,10 +15,12 @@ from sqlalchemy import Connection, Table, bindparam, delete, insert, inspect, se
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm import Session, defer
 
+from atrium.agents.config import AgentConfig
 from atrium.db.base import Base
 from atrium.db.engine import Database
 from atrium.db.models import Artifact, Run, RunStatus, Thread
 from atrium.kit.cursor import Position, older_than
+from atrium.kit.json_object import JsonObject
 from atrium.runs.events import event_store
 from atrium.runs.events.shapes import EventRow
 
@@ -111,9 +113,9 @@ class NewRun:
     thread_id: str
     agent_id: str
     model: str
-    agent_config: dict[str, Any]
+    agent_config: AgentConfig
     prompt: str
-    run_metadata: dict[str, Any]
+    run_metadata: JsonObject
     idempotency_key: str | None
     request_hash: str | None
     webhook_url: str | None
@@ -124,6 +126,10 @@ class NewRun:
     traceparent: str | None = None
     # The schedule whose firing queues the run (`atrium.schedules`).
     schedule_id: str | None = None
+    # The agent version `agent_config` was taken from (`atrium.agents.versions`).
+    agent_version: int | None = None
+    # The input parts beside the prompt, files by reference (`files.input_parts`).
+    input: list[dict[str, Any]] | None = None
 
     def attributes(self, *, status: RunStatus, last_event_seq: int) -> dict[str, Any]:
         """The `Run`'s attribute values once stored in `status`: no attempt, nothing used yet."""
@@ -152,6 +158,8 @@ class NewRun:
             "credits_micro": 0,
             "traceparent": self.traceparent,
             "schedule_id": self.schedule_id,
+            "agent_version": self.agent_version,
+            "input": self.input,
             "trace_exported_seq": 0,
         }
 

@@ -11,9 +11,11 @@ from fastapi.responses import JSONResponse
 
 from atrium.agents.errors import AgentNotFound, ModelUnusable
 from atrium.agents.model_check import ModelCheckDep
+from atrium.agents.versions.errors import AgentReferenceUnknown
 from atrium.db.batcher import WriteBatcher
 from atrium.db.models import RunStatus
 from atrium.errors import InvalidParameter
+from atrium.files.errors import InputPartInvalid
 from atrium.http.deps import CurrentPrincipal, DatabaseDep, SessionDep, SettingsDep
 from atrium.http.openapi import error_responses
 from atrium.kit.cursor import CursorQuery
@@ -80,9 +82,11 @@ _RUN_NOT_FOUND = error_responses(RunNotFound)
         IdempotencyKeyReused,
         ThreadBusy,
         AgentNotFound,
+        AgentReferenceUnknown,
         ThreadNotFound,
         ModelUnusable,
         WebhookUrlRefused,
+        InputPartInvalid,
     ),
     **_RUN_RESPONSE,  # type: ignore[arg-type]
 )

@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
 
 from atrium.db.engine import Database
 from atrium.db.models import TERMINAL_STATUSES, Artifact, CancelReason, Run, RunStatus
 from atrium.http.groups import RUNS
 from atrium.kit.json_depth import too_deep
+from atrium.kit.json_object import JsonObject
 from atrium.kit.time import isoformat
 from atrium.runs.api import service
 from atrium.runs.api.schemas import (
@@ -48,7 +48,7 @@ def artifact_out(settings: Settings, artifact: Artifact) -> ArtifactOut:
     )
 
 
-def _shown_metadata(run: Run) -> dict[str, Any]:
+def _shown_metadata(run: Run) -> JsonObject:
     """The run's metadata, or `{}` for one nested deeper than a create takes: rows written
     without that bound may hold one, and pydantic writes no value past 255 levels, so one such
     row made every page of the account's runs a 500
@@ -74,8 +74,12 @@ def run_out(settings: Settings, run: Run, artifacts: Sequence[Artifact] = ()) ->
         artifacts_url=f"{url}/artifacts",
         metadata=_shown_metadata(run),
     )
+    if run.input is not None:
+        out.input = run.input
     if run.schedule_id is not None:
         out.schedule_id = run.schedule_id
+    if run.agent_version is not None:
+        out.agent_version = run.agent_version
     if run.status == "requires_action" and run.required_action is not None:
         out.required_action = RequiredAction.model_validate(run.required_action)
     if run.status in TERMINAL_STATUSES:

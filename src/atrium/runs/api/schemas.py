@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from atrium.agents.config import AgentConfig
 from atrium.agents.json_schemas import OutputSchema
 from atrium.agents.schemas import Instructions, MaxOutputTokens, ModelName, Temperature
 from atrium.db.models import CancelReason, RunStatus
+from atrium.files.input_parts import RunInput
+from atrium.kit.json_object import JsonObject
 from atrium.kit.wire_schemas import NOT_BLANK_WITHOUT_NUL, PUBLIC_URL
 from atrium.runs.lifecycle.busy_threads import IfBusy
 
@@ -29,9 +32,11 @@ class RunConfig(BaseModel):
         None, description="A JSON Schema (an object type): `result` is then such an object."
     )
 
-    def given(self) -> dict[str, Any]:
-        """The keys the client set to a value (null means "the agent's")."""
-        return {key: value for key, value in self.model_dump().items() if value is not None}
+    def given(self) -> AgentConfig:
+        """The keys the client set to a value (null means "the agent's"): this model's fields
+        are keys of the agent's config."""
+        given = {key: value for key, value in self.model_dump().items() if value is not None}
+        return cast(AgentConfig, given)
 
 
 class RunCreate(BaseModel):
@@ -45,9 +50,19 @@ class RunCreate(BaseModel):
         "ATRIUM_RUN_MAX_PROMPT_CHARS characters.",
         json_schema_extra={"pattern": NOT_BLANK_WITHOUT_NUL},
     )
-    agent_id: str | None = Field(None, description="Agent to run; default: the account's default.")
+    input: RunInput | None = Field(
+        None,
+        description="Parts given after `prompt`, in order, in the same user message: "
+        '`{"type": "text", "text"}`, `{"type": "file", "file_id" | "artifact_id"}`, '
+        '`{"type": "image", "file_id" | "artifact_id" | "url"}` (docs/guide/files.md).',
+    )
+    agent_id: str | None = Field(
+        None,
+        description="Agent to run; default: the account's default. `agt_…@3` runs its version "
+        "3, `agt_…@prod` the version its alias `prod` points at (docs/guide/versions.md).",
+    )
     thread_id: str | None = Field(None, description="Thread to continue; default: a new thread.")
-    metadata: dict[str, Any] | None = Field(None, description="Free-form JSON kept with the run.")
+    metadata: JsonObject | None = Field(None, description="Free-form JSON kept with the run.")
     webhook_url: str | None = Field(
         None,
         json_schema_extra={"anyOf": [{"type": "string", **PUBLIC_URL}, {"type": "null"}]},
@@ -161,6 +176,11 @@ class RunOut(BaseModel):
     agent_id: str
     status: RunStatus
     prompt: str = Field(description="The task text the run was created with.")
+    input: list[JsonObject] | None = Field(
+        None,
+        description="The input parts the run was created with, files by reference (their "
+        "`filename`, `content_type`, `size_bytes` added); absent when none.",
+    )
     model: str = Field(description="The model the run uses: the agent's, or the run's config.")
     created_at: str
     started_at: str | None
@@ -168,11 +188,16 @@ class RunOut(BaseModel):
     status_url: str
     events_url: str
     artifacts_url: str
-    metadata: dict[str, Any]
+    metadata: JsonObject
     schedule_id: str | None = Field(
         None, description="The schedule whose firing queued the run; absent otherwise."
     )
-    result: str | dict[str, Any] | None = Field(
+    agent_version: int | None = Field(
+        None,
+        description="The agent version whose config the run executes (`agt_…@3`, an alias's "
+        "or the live one); absent on runs from before agents had versions.",
+    )
+    result: str | JsonObject | None = Field(
         None, description="The final text, or a JSON object when the agent has an output schema."
     )
     artifacts: list[ArtifactOut] | None = None
@@ -211,7 +236,7 @@ class EventOut(BaseModel):
 
     id: int
     event: str
-    data: dict[str, Any]
+    data: JsonObject
 
 
 class EventList(BaseModel):

@@ -21,18 +21,22 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from atrium.agents import repository as agents_repository
+from atrium.agents.config import stored_config
 from atrium.agents.errors import AgentNotFound
 from atrium.agents.model_check import ModelCheck
 from atrium.agents.repository import AgentForRun
 from atrium.agents.service import get_or_create_default_agent
+from atrium.agents.versions.resolve import SEPARATOR, agent_at
 from atrium.auth.service import key_still_valid
 from atrium.db.batcher import WriteBatcher
 from atrium.db.engine import Database
 from atrium.db.models import TERMINAL_STATUSES, Artifact, Run, RunStatus
 from atrium.errors import InvalidParameter
+from atrium.files.input_parts import checked_input
 from atrium.kit.cursor import decode_cursor, split_page
 from atrium.kit.ids import new_id
 from atrium.kit.json_depth import TOO_DEEP, too_deep
+from atrium.kit.json_object import JsonObject
 from atrium.kit.time import utcnow
 from atrium.providers import repository as providers_repository
 from atrium.runs import lifecycle, repository
@@ -90,6 +94,8 @@ class RunPage:
 def _request_hash(data: RunCreate) -> str:
     # Fields at their default hash as before the field existed (stored keys still match).
     unset = {"webhook_url"} if data.webhook_url is None else set()
+    if data.input is None:
+        unset.add("input")
     if data.if_busy == IfBusy.ENQUEUE:
         unset.add("if_busy")
     body = data.model_dump(exclude=unset or None)
@@ -118,7 +124,7 @@ def checked_prompt(settings: Settings, prompt: str) -> str:
     return prompt
 
 
-def checked_metadata(settings: Settings, metadata: dict[str, Any] | None) -> dict[str, Any]:
+def checked_metadata(settings: Settings, metadata: JsonObject | None) -> JsonObject:
     if metadata is None:
         return {}
     if too_deep(metadata):
@@ -163,9 +169,11 @@ class _CheckedCreate:
     """A create's body, checked."""
 
     prompt: str
-    metadata: dict[str, Any]
+    metadata: JsonObject
     webhook_url: str | None
     idempotency: _Idempotency | None
+    # The input parts as the run stores them (`files.input_parts`).
+    input: list[dict[str, Any]] | None = None
 
 
 async def _replayed(
@@ -234,8 +242,13 @@ async def create_run(
         )
         if replayed is not None:
             return replayed
+    run_id = new_id("run")
     agent = await _agent_for_run(
-        db, account_id=account_id, agent_id=data.agent_id, default_model=settings.default_model
+        db,
+        account_id=account_id,
+        agent_id=data.agent_id,
+        default_model=settings.default_model,
+        run_id=run_id,
     )
     now = utcnow()
     thread_id, thread = await _thread_for_run(
@@ -244,6 +257,7 @@ async def create_run(
     secret = signing.new_secret() if checked.webhook_url is not None else None
     run = _new_run(
         settings,
+        run_id=run_id,
         account_id=account_id,
         thread_id=thread_id,
         agent=agent,
@@ -327,9 +341,14 @@ async def _checked_create(
                 providers_repository.names_of_account, db, account_id=account_id
             ),
         )
+    parts = (
+        None
+        if data.input is None
+        else await checked_input(db, settings, account_id=account_id, parts=data.input)
+    )
     key = _checked_idempotency_key(key)
     idempotency = None if key is None else _Idempotency(key, _request_hash(data))
-    return _CheckedCreate(prompt, metadata, webhook_url, idempotency)
+    return _CheckedCreate(prompt, metadata, webhook_url, idempotency, parts or None)
 
 
 async def _thread_for_run(
@@ -352,6 +371,7 @@ async def _thread_for_run(
 def _new_run(
     settings: Settings,
     *,
+    run_id: str,
     account_id: int,
     thread_id: str,
     agent: AgentForRun,
@@ -362,17 +382,17 @@ def _new_run(
     traceparent: str | None,
 ) -> NewRun:
     """The run to store: the agent's configuration with the request's own on top."""
-    config = dict(agent.config)
-    if data.config is not None:
-        config.update(data.config.given())
+    config = agent.config if data.config is None else agent.config | data.config.given()
     return NewRun(
-        id=new_id("run"),
+        id=run_id,
         account_id=account_id,
         thread_id=thread_id,
         agent_id=agent.id,
+        agent_version=agent.version,
         model=str(config.get("model", "atrium:offline")),
         agent_config=config,
         prompt=checked.prompt,
+        input=checked.input,
         run_metadata=checked.metadata,
         idempotency_key=None if checked.idempotency is None else checked.idempotency.key,
         request_hash=None if checked.idempotency is None else checked.idempotency.request_hash,
@@ -384,9 +404,12 @@ def _new_run(
 
 
 async def _agent_for_run(
-    db: Database, *, account_id: int, agent_id: str | None, default_model: str
+    db: Database, *, account_id: int, agent_id: str | None, default_model: str, run_id: str
 ) -> AgentForRun:
-    """Point read: the agent the run uses (the account's default one when none is named)."""
+    """Point read: the agent the run uses (the account's default one when none is named), at
+    the version `agt_…@3` or `agt_…@alias` names, else its live one."""
+    if agent_id is not None and SEPARATOR in agent_id:
+        return await agent_at(db, account_id=account_id, reference=agent_id, run_id=run_id)
     agent = await agents_repository.run_agent(db, account_id=account_id, agent_id=agent_id)
     if agent is not None:
         return agent
@@ -400,7 +423,9 @@ async def _create_default_agent(db: Database, *, account_id: int, model: str) ->
     one, a write, so not in the request's read-only session."""
     async with db.transaction() as write:
         created = await get_or_create_default_agent(write, account_id=account_id, model=model)
-        return AgentForRun(id=created.id, config=dict(created.config))
+        return AgentForRun(
+            id=created.id, config=stored_config(created.config), version=created.version
+        )
 
 
 async def get_run(session: AsyncSession, *, account_id: int, run_id: str) -> Run:
