@@ -24,7 +24,7 @@ LAYERS: list[set[str]] = [
     {"auth"},
     {"http"},
     {"providers"},
-    {"accounts", "agents", "domains", "spaces", "dashboard"},
+    {"accounts", "agents", "domains", "spaces", "dashboard", "files"},
     {"analytics", "runtime", "serving"},
     {"webhooks", "traces"},
     {"runs"},

@@ -14,12 +14,14 @@ from atrium import __version__
 from atrium.accounts.endpoints import router as account_router
 from atrium.agents.endpoints import router as agents_router
 from atrium.agents.model_check import ModelCheck
+from atrium.agents.versions.endpoints import router as agent_versions_router
 from atrium.analytics.endpoints import router as analytics_router
 from atrium.dashboard import mount as mount_dashboard
 from atrium.db.batcher import WriteBatcher
 from atrium.db.engine import Database
 from atrium.db.redis_client import connect_redis
 from atrium.domains.endpoints import router as domains_router
+from atrium.files.endpoints import router as files_router
 from atrium.http import docs, error_handlers, openapi
 from atrium.http.context import RequestContextMiddleware
 from atrium.http.gateway import GatewayMiddleware
@@ -192,16 +194,18 @@ def _include_routers(app: FastAPI) -> None:
     app.include_router(health_router)
     app.include_router(runs_router, prefix=RUNS.prefix)
     app.include_router(threads_router, prefix=RUNS.prefix)
+    app.include_router(files_router, prefix=RUNS.prefix)
     app.include_router(traces_router, prefix=RUNS.prefix)
     app.include_router(domains_router, prefix=DOMAINS.prefix)
     app.include_router(spaces_router, prefix=DOMAINS.prefix)
     app.include_router(account_router, prefix=AGENTS.prefix)
     app.include_router(agents_router, prefix=AGENTS.prefix)
-    app.include_router(memory_router, prefix=AGENTS.prefix)
+    app.include_router(agent_versions_router, prefix=AGENTS.prefix)
     app.include_router(analytics_router, prefix=AGENTS.prefix)
     app.include_router(webhooks_router, prefix=AGENTS.prefix)
     app.include_router(providers_router, prefix=AGENTS.prefix)
     app.include_router(schedules_router, prefix=AGENTS.prefix)
+    app.include_router(memory_router, prefix=AGENTS.prefix)
 
 
 def _add_middleware(app: FastAPI, settings: Settings, parts: _Parts) -> None:
@@ -211,6 +215,7 @@ def _add_middleware(app: FastAPI, settings: Settings, parts: _Parts) -> None:
         db=parts.db,
         limiter=parts.limiter,
         max_body_bytes=settings.max_body_bytes,
+        upload_paths=frozenset({f"{RUNS.prefix}/files"}),
     )
     # Served domains answer before the gateway: a domain's visitors carry no API key.
     app.add_middleware(

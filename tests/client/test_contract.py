@@ -20,6 +20,7 @@ operation in the app's own document, and the record it reads to the response com
 from __future__ import annotations
 
 import inspect
+import io
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -52,6 +53,9 @@ from atrium.client.records import (
     DeliveryPage,
     Domain,
     DomainVerification,
+    File,
+    FileDeleted,
+    FilePage,
     KeyInfo,
     Page,
     PageLinks,
@@ -130,6 +134,9 @@ RECORDS: dict[Record, tuple[str, ...]] = {
     Billing: ("Billing",),
     RunError: ("RunError",),
     Artifact: ("ArtifactOut",),
+    File: ("FileOut",),
+    FilePage: ("FileList",),
+    FileDeleted: ("FileDeleted",),
     PendingToolCall: ("PendingToolCall",),
     RequiredAction: ("RequiredAction",),
     Run: ("RunOut",),
@@ -273,6 +280,14 @@ CALLS: dict[str, tuple[Call[Any], Reads]] = {
     "fork_thread": (_calls.fork_thread("thr_1", "run_1"), Reads(Thread)),
     "delete_thread": (_calls.delete_thread("thr_1"), Reads(ThreadDeleted)),
     "compact_thread": (_calls.compact_thread("thr_1"), Reads(ThreadCompaction)),
+    "upload_file": (
+        _calls.upload_file("a.txt", io.BytesIO(b"a"), "text/plain"),
+        Reads(File),
+    ),
+    "list_files": (_calls.list_files(), Reads(FilePage)),
+    "get_file": (_calls.get_file("file_1"), Reads(File)),
+    "delete_file": (_calls.delete_file("file_1"), Reads(FileDeleted)),
+    "file_content": (_calls.file_content("file_1"), Reads(None)),
     "create_schedule": (
         _calls.create_schedule(_calls.schedule_body(prompt="hi", cron="0 9 * * *")),
         Reads(Schedule),

@@ -95,6 +95,9 @@ async def _target(backend: str, database_url: str, quiet_dns: DNSServer) -> Fuzz
         # MCP headers are secrets, which PostgreSQL deployments store only with a key.
         secrets_key=base64.urlsafe_b64encode(secrets.token_bytes(32)).decode(),
         dns_nameservers=[quiet_dns.address],  # a domain's verification asks only loopback
+        # An upload's type is read from its bytes, which OpenAPI's `format: binary` cannot
+        # state: any bytes are a file of some type, all allowed here.
+        file_allowed_types=["application/octet-stream", "image/*", "text/*", "application/*"],
     )
     db = Database(config)
     async with db.transaction() as session:
@@ -146,6 +149,27 @@ def _real_ids(case: Case, seeded: Seeded) -> None:
         params["artifact_id"] = seeded.artifact_id
     if "webhook_id" in params:
         params["webhook_id"] = seeded.webhook_id
+
+
+def _real_inputs(case: Case, seeded: Seeded) -> None:
+    """A positive run's input parts name records of the account: a file part the seeded run's
+    artifact, an image part (which needs an image, and the account has none) a URL. Whether a
+    file exists, and is an image, no schema can state."""
+    body = case.body
+    if case.operation.path != "/api/v1/public/agent/runs" or not isinstance(body, dict):
+        return
+    if case.meta is None or not case.meta.generation.mode.is_positive:
+        return
+    for part in body.get("input") or []:
+        if not isinstance(part, dict) or part.get("type") == "text":
+            continue
+        for name in ("file_id", "artifact_id", "url"):
+            part.pop(name, None)
+        if part.get("type") == "image":
+            part["url"] = "https://images.example.com/seeded.png"
+        else:
+            part["artifact_id"] = seeded.artifact_id
+
 
 
 def one_error_body(ctx: CheckContext, response: Response, case: Case) -> bool | None:
@@ -358,6 +382,7 @@ def _send_to_each(case: Case, senders: list[Sender]) -> None:
         case.path_parameters.clear()
         case.path_parameters.update(generated)
         _real_ids(case, target.seeded)
+        _real_inputs(case, target.seeded)
         # Checks that send requests of their own (`ignored_auth`'s probes without the key) pick
         # the schema's transport: the ASGI one, to this app.
         case.operation.schema.app = target.app

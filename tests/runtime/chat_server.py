@@ -10,7 +10,9 @@ SSE chunks, tool calls with streamed arguments, usage in the last chunk. Its beh
 - told an `output`, it answers by calling the run's output tool (`final_result`) with it;
 - `stall_request=n` makes the n-th request hang (a worker can be killed in the middle of it);
 - `pause=s` waits `s` seconds before each word of a streamed answer (a model writing slowly);
-- `call_id` is the id of every tool call it makes (`call_1`).
+- `call_id` is the id of every tool call it makes (`call_1`);
+- a multimodal user message (text, `image_url` and `file` parts) is taken too: its text parts
+  are the prompt.
 """
 
 from __future__ import annotations
@@ -101,11 +103,19 @@ class ChatServer:
         if answered or not offered:
             quoted = f" The tool said: {messages[-1]['content']}" if self.tool_call else ""
             return {"content": ANSWER + (quoted if answered else "")}
-        prompt = next(m["content"] for m in reversed(messages) if m["role"] == "user")
+        prompt = _text_of(next(m["content"] for m in reversed(messages) if m["role"] == "user"))
         arguments = json.dumps(
             {"name": "notes.txt", "content": f"notes on {prompt}", "mime_type": "text/plain"}
         )
         return {"tool": "write_artifact", "arguments": arguments}
+
+
+def _text_of(content: str | list[dict[str, Any]]) -> str:
+    """A user message's text: its content, or the text parts of a multimodal one (images and
+    files are `image_url` and `file` parts beside them)."""
+    if isinstance(content, str):
+        return content
+    return " ".join(part["text"] for part in content if part.get("type") == "text")
 
 
 def _usage() -> dict[str, int]:

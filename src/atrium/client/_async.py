@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import asyncio
 import builtins
+import io
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable, Collection, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Collection, Mapping, Sequence
 from contextlib import asynccontextmanager
 from datetime import date
 from pathlib import Path
@@ -43,6 +44,9 @@ from atrium.client.records import (
     Deleted,
     DeliveryPage,
     Domain,
+    File,
+    FileDeleted,
+    FilePage,
     IfBusy,
     Page,
     PendingToolCall,
@@ -75,6 +79,10 @@ from atrium.client.records import (
 T = TypeVar("T")
 R = TypeVar("R", bound=BaseModel)
 ReconnectHook = Callable[[int, BaseException], None]
+
+
+# The type an upload is sent with: the server sniffs the real one from its bytes.
+_OCTET_STREAM = "application/octet-stream"
 
 
 class AsyncClient:
@@ -120,6 +128,7 @@ class AsyncClient:
         self.analytics = Analytics(self)
         self.runs = Runs(self)
         self.threads = Threads(self)
+        self.files = Files(self)
         self.webhooks = Webhooks(self)
         self.providers = Providers(self)
         self.schedules = Schedules(self)
@@ -444,8 +453,12 @@ class Runs(_Resource):
         webhook_url: str | None = None,
         config: Mapping[str, Any] | None = None,
         if_busy: IfBusy | None = None,
+        input: Sequence[Mapping[str, Any]] | None = None,
     ) -> Run:
-        """Queue a run. With `webhook_url`, the finished run is POSTed there, signed with the
+        """Queue a run. `input`: parts the model is given after the prompt, in order:
+        `{"type": "text", "text": …}`, `{"type": "file", "file_id": …}` (or `"artifact_id"`),
+        `{"type": "image", "file_id" | "artifact_id" | "url": …}` (`files.upload` makes a
+        file). With `webhook_url`, the finished run is POSTed there, signed with the
         returned run's `webhook_secret` (shown only now). `config` (`model`, `temperature`,
         `instructions`, `max_output_tokens`, `output_schema`) applies to this run only.
         `if_busy` (with `thread_id`): when the thread has an unfinished run, `"enqueue"` this
@@ -462,6 +475,7 @@ class Runs(_Resource):
                 webhook_url,
                 config,
                 if_busy,
+                input,
             )
         )
 
@@ -646,6 +660,58 @@ class Runs(_Resource):
             await self.download_artifact(run_id, artifact.artifact_id, to=to)
             for artifact in await self.artifacts(run_id)
         ]
+
+
+class Files(_Resource):
+    """`/api/v1/public/files`: uploads to give runs (`runs.create(input=[…])`)."""
+
+    async def upload(self, source: str | Path | bytes, *, filename: str | None = None) -> File:
+        """Upload a file (a path, read as it is sent; or bytes with `filename`). The server
+        sniffs its type from its bytes; a type not allowed, an empty file or one over its cap
+        raises `InvalidParameterError`."""
+        if isinstance(source, bytes):
+            with io.BytesIO(source) as data:
+                return await self._client.send(
+                    calls.upload_file(filename or "upload", data, _OCTET_STREAM)
+                )
+        path = Path(source)
+        # httpx reads a multipart file with blocking reads as it sends, whichever client.
+        with path.open("rb") as opened:  # noqa: ASYNC230
+            return await self._client.send(
+                calls.upload_file(filename or path.name, opened, _OCTET_STREAM)
+            )
+
+    async def list(self, *, limit: int | None = None, cursor: str | None = None) -> FilePage:
+        """A page of the account's files, newest first."""
+        return await self._client.send(calls.list_files(limit, cursor))
+
+    async def iter_all(self, *, limit: int | None = None) -> AsyncIterator[File]:
+        """Every file, newest first, following the cursor."""
+        async for page in self._pages(lambda cursor: calls.list_files(limit, cursor)):
+            for file in page.data:
+                yield file
+
+    async def get(self, file_id: str) -> File:
+        return await self._client.send(calls.get_file(file_id))
+
+    async def content(self, file_id: str) -> bytes:
+        return await self._client.send(calls.file_content(file_id))
+
+    async def download(self, file_id: str, *, to: str | Path = ".") -> Path:
+        """Save the file into directory `to` under its own name; check its SHA-256."""
+        async with self._client._open(calls.file_path(file_id), {"Accept": "*/*"}) as response:
+            download = Download(response, to=Path(to), artifact_id=file_id)
+            try:
+                async for chunk in response.aiter_bytes():
+                    download.write(chunk)
+            except BaseException:
+                download.abort()
+                raise
+            return download.finish()
+
+    async def delete(self, file_id: str) -> FileDeleted:
+        """Delete the file and its bytes; runs given it keep their reference."""
+        return await self._client.send(calls.delete_file(file_id))
 
 
 class Threads(_Resource):

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Collection, Mapping
+from collections.abc import Collection, Mapping, Sequence
 from datetime import date
-from typing import Any, Generic, Literal, TypedDict, TypeVar, Unpack
+from typing import IO, Any, Generic, Literal, TypedDict, TypeVar, Unpack
 
 import httpx
 from pydantic import BaseModel
@@ -27,6 +27,9 @@ from atrium.client.records import (
     Deleted,
     DeliveryPage,
     Domain,
+    File,
+    FileDeleted,
+    FilePage,
     IfBusy,
     Page,
     PendingToolCall,
@@ -212,9 +215,11 @@ def create_run(
     webhook_url: str | None = None,
     config: Mapping[str, Any] | None = None,
     if_busy: IfBusy | None = None,
+    input: Sequence[Mapping[str, Any]] | None = None,
 ) -> Call[Run]:
     body = compact(
         prompt=prompt,
+        input=[dict(part) for part in input] if input is not None else None,
         agent_id=agent_id,
         thread_id=thread_id,
         metadata=dict(metadata) if metadata is not None else None,
@@ -431,6 +436,38 @@ def update_provider(
 
 def delete_provider(provider: str) -> Call[ProviderDeleted]:
     return Call("DELETE", f"{PROVIDERS_PATH}/{provider}", parse_model(ProviderDeleted))
+
+
+# --- files ----------------------------------------------------------------------------------------
+FILES_PATH = "/api/v1/public/files"
+
+
+def upload_file(filename: str, source: IO[bytes], content_type: str) -> Call[File]:
+    """`source` is sent as it is read, in the multipart field `file`."""
+    files = {"file": (filename, source, content_type)}
+    return Call("POST", FILES_PATH, parse_model(File), files=files)
+
+
+def list_files(limit: int | None = None, cursor: str | None = None) -> Call[FilePage]:
+    return Call(
+        "GET", FILES_PATH, parse_model(FilePage), params=compact(limit=limit, cursor=cursor)
+    )
+
+
+def get_file(file_id: str) -> Call[File]:
+    return Call("GET", f"{FILES_PATH}/{file_id}", parse_model(File))
+
+
+def delete_file(file_id: str) -> Call[FileDeleted]:
+    return Call("DELETE", f"{FILES_PATH}/{file_id}", parse_model(FileDeleted))
+
+
+def file_content(file_id: str) -> Call[bytes]:
+    return Call("GET", file_path(file_id), _content, headers={"Accept": "*/*"})
+
+
+def file_path(file_id: str) -> str:
+    return f"{FILES_PATH}/{file_id}/content"
 
 
 # --- threads --------------------------------------------------------------------------------------

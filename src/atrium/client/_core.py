@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, date, datetime
 from email.utils import parsedate_to_datetime
 from pathlib import Path
-from typing import Any, Generic, TypeVar
+from typing import IO, Any, Generic, TypeVar
 from urllib.parse import unquote
 
 import httpx
@@ -131,12 +131,19 @@ class Call(Generic[T]):
     form: Mapping[str, str] | None = None
     json: Any = None
     headers: Mapping[str, str] = field(default_factory=dict)
+    # A multipart upload: field name -> (filename, open binary file, content type). The file
+    # is read from its start on each attempt (a 429 retried sends it again).
+    files: Mapping[str, tuple[str, IO[bytes], str]] | None = None
 
     def request_kwargs(self) -> dict[str, Any]:
         kwargs: dict[str, Any] = {"headers": dict(self.headers)}
         if self.params:
             kwargs["params"] = dict(self.params)
-        if self.form is not None:
+        if self.files is not None:
+            for _, source, _ in self.files.values():
+                source.seek(0)
+            kwargs["files"] = dict(self.files)
+        elif self.form is not None:
             kwargs["data"] = dict(self.form)
         elif self.json is not None:
             kwargs["json"] = self.json

@@ -28,6 +28,9 @@ __all__ = [
     "Deleted",
     "Domain",
     "DomainVerification",
+    "File",
+    "FileDeleted",
+    "FilePage",
     "KeyInfo",
     "MessageDelta",
     "Page",
@@ -338,6 +341,31 @@ class Artifact(_Model):
     download_url: str
 
 
+class File(_Model):
+    """An uploaded file; `content_type` is what the server sniffed from its bytes."""
+
+    file_id: str
+    filename: str
+    content_type: str
+    size_bytes: int
+    sha256: str
+    created_at: datetime
+    content_url: str
+
+
+class FilePage(_Model):
+    """A page of files, newest first; pass `next_cursor` as `cursor` for the next one."""
+
+    data: list[File]
+    has_more: bool
+    next_cursor: str | None
+
+
+class FileDeleted(_Model):
+    file_id: str
+    deleted: Literal[True] = True
+
+
 class PendingToolCall(_Model):
     """A call a `requires_action` run waits for: a function tool's (`kind="function"`: run it,
     send its output) or an MCP tool's that needs approval (`kind="approval"`)."""
@@ -371,6 +399,8 @@ class Run(_Model):
     events_url: str
     artifacts_url: str
     metadata: dict[str, Any] = Field(default_factory=dict)
+    # The input parts beside the prompt, files by reference (with their name, type, size).
+    input: list[dict[str, Any]] | None = None
     schedule_id: str | None = None  # the schedule whose firing queued the run
     agent_version: int | None = None  # the agent version whose config the run executes
     result: str | dict[str, Any] | None = None  # an object with an output schema

@@ -26,7 +26,8 @@ _UPLOAD_BODY: dict[str, Any] = {
                 "schema": {
                     "type": "object",
                     "required": ["file"],
-                    "properties": {"file": {"type": "string", "format": "binary"}},
+                    "additionalProperties": False,
+                    "properties": {"file": {"type": "string", "format": "binary", "minLength": 1}},
                 }
             }
         },

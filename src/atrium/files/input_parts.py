@@ -10,6 +10,7 @@ size), never its bytes: the worker reads them when it executes the run.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -19,39 +20,66 @@ from atrium.db.engine import Database
 from atrium.db.models import Artifact
 from atrium.files import repository
 from atrium.files.errors import InputPartInvalid
+from atrium.kit.wire_schemas import NOT_BLANK_WITHOUT_NUL, PUBLIC_URL
 from atrium.outbound.public_targets import SETTING, TargetRefused, check_url
 from atrium.settings import Settings
 
 MAX_PARTS = 16
-_ID = re.compile(r"^[A-Za-z0-9_-]{1,40}$")
+_ID_PATTERN = r"^[A-Za-z0-9_-]{1,40}$"
+_ID = re.compile(_ID_PATTERN)
+
+
+def _exactly_one(*names: str) -> Callable[[dict[str, Any]], None]:
+    """The part's JSON Schema says what the server checks: exactly one of `names`, a string
+    (an id like those `new_id` makes, or a public URL), never null."""
+
+    def amend(schema: dict[str, Any]) -> None:
+        properties = schema["properties"]
+        for name in names:
+            shown = {"type": "string", "description": properties[name].get("description", "")}
+            properties[name] = shown | (PUBLIC_URL if name == "url" else {"pattern": _ID_PATTERN})
+        schema["oneOf"] = [{"required": [name]} for name in names]
+
+    return amend
 
 
 class TextInput(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     type: Literal["text"]
-    text: str = Field(description="Text, as a prompt's; at most ATRIUM_RUN_MAX_PROMPT_CHARS.")
+    text: str = Field(
+        description="Text, as a prompt's; at most ATRIUM_RUN_MAX_PROMPT_CHARS.",
+        json_schema_extra={"pattern": NOT_BLANK_WITHOUT_NUL},
+    )
 
 
 class FileInput(BaseModel):
     """A file: one of `file_id` (an upload) or `artifact_id` (an earlier run's artifact)."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(
+        extra="forbid", json_schema_extra=_exactly_one("file_id", "artifact_id")
+    )
 
     type: Literal["file"]
-    file_id: str | None = Field(None, max_length=40)
-    artifact_id: str | None = Field(None, max_length=40)
+    file_id: str | None = Field(None, max_length=40, description="An upload of the account.")
+    artifact_id: str | None = Field(
+        None, max_length=40, description="An artifact of one of the account's runs."
+    )
 
 
 class ImageInput(BaseModel):
     """An image: one of `file_id`, `artifact_id` or `url` (a public http(s) address)."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(
+        extra="forbid", json_schema_extra=_exactly_one("file_id", "artifact_id", "url")
+    )
 
     type: Literal["image"]
-    file_id: str | None = Field(None, max_length=40)
-    artifact_id: str | None = Field(None, max_length=40)
-    url: str | None = Field(None, max_length=2048)
+    file_id: str | None = Field(None, max_length=40, description="An image upload.")
+    artifact_id: str | None = Field(None, max_length=40, description="An image artifact.")
+    url: str | None = Field(
+        None, max_length=2048, description="A public http(s) URL; the model's provider fetches it."
+    )
 
 
 InputPart = Annotated[TextInput | FileInput | ImageInput, Field(discriminator="type")]

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Literal
+
 from pydantic import BaseModel, Field
 
 
@@ -27,4 +29,4 @@ class FileList(BaseModel):
 
 class FileDeleted(BaseModel):
     file_id: str
-    deleted: bool = True
+    deleted: Literal[True] = True

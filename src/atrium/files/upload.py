@@ -56,7 +56,7 @@ class _Parts:
     def __init__(self, max_bytes: int) -> None:
         self.max_bytes = max_bytes
         self.upload: Upload | None = None
-        self._headers: dict[str, str] = {}
+        self._headers: dict[str, bytes] = {}
         self._field = b""
         self._value = b""
         self._current: Upload | None = None
@@ -72,11 +72,11 @@ class _Parts:
 
     def on_header_end(self) -> None:
         name = self._field.decode("latin-1").lower()
-        self._headers[name] = self._value.decode("utf-8", "replace")
+        self._headers[name] = self._value
         self._field = self._value = b""
 
     def on_headers_finished(self) -> None:
-        _, options = parse_options_header(self._headers.get("content-disposition", ""))
+        _, options = parse_options_header(self._headers.get("content-disposition", b""))
         name = options.get(b"name", b"").decode("utf-8", "replace")
         if name != FIELD:
             raise InvalidParameter(name or "body", f"unknown field {name[:64]!r}; send `file`")
@@ -86,8 +86,10 @@ class _Parts:
         if raw is None:
             raise InvalidParameter(FIELD, "`file` must be a file part (with a filename)")
         filename = _plain_name(raw.decode("utf-8", "replace"))
-        declared = self._headers.get("content-type")
-        declared = None if declared is None else declared.split(";", 1)[0].strip().lower()
+        raw_type = self._headers.get("content-type")
+        declared = None
+        if raw_type is not None:
+            declared = raw_type.decode("latin-1").split(";", 1)[0].strip().lower()
         spool = tempfile.SpooledTemporaryFile(max_size=SPOOL_BYTES)  # noqa: SIM115 (Upload closes it)
         self.upload = self._current = Upload(filename, declared, spool)
 

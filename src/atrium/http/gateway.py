@@ -24,6 +24,7 @@ from atrium.ratelimit.limiter import RateLimiter
 _BODY_METHODS = frozenset({"POST", "PUT", "PATCH"})
 _FORM_TYPES = ("application/x-www-form-urlencoded", "multipart/form-data", "application/json")
 _JSON_TYPES = ("application/json",)
+_MULTIPART = "multipart/form-data"
 
 
 def _bearer(scope: Scope) -> str | None:
@@ -41,12 +42,22 @@ def _media_type(scope: Scope) -> str | None:
 
 class GatewayMiddleware:
     def __init__(
-        self, app: ASGIApp, *, db: Database, limiter: RateLimiter, max_body_bytes: int
+        self,
+        app: ASGIApp,
+        *,
+        db: Database,
+        limiter: RateLimiter,
+        max_body_bytes: int,
+        upload_paths: frozenset[str] = frozenset(),
     ) -> None:
         self.app = app
         self.db = db
         self.limiter = limiter
         self.max_body_bytes = max_body_bytes
+        # Paths that take a file (`multipart/form-data`): their endpoint reads the body as it
+        # arrives and bounds it by its own, larger cap (`files.upload`), so it is neither
+        # held to `max_body_bytes` nor buffered here.
+        self.upload_paths = upload_paths
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         group = group_for(scope["path"]) if scope["type"] == "http" else None
@@ -83,7 +94,18 @@ class GatewayMiddleware:
         state(scope)["principal"] = principal
         state(scope)["group"] = group.name
 
-        if scope["method"] in _BODY_METHODS:
+        if scope["method"] in _BODY_METHODS and scope["path"] in self.upload_paths:
+            if _media_type(scope) not in (None, _MULTIPART):
+                await send_error(
+                    scope,
+                    send,
+                    UnsupportedMediaType(
+                        f"Content-Type must be {_MULTIPART}",
+                        details={"content_type": _media_type(scope)},
+                    ),
+                )
+                return
+        elif scope["method"] in _BODY_METHODS:
             failure = self._check_body_headers(scope, group)
             if failure is not None:
                 await send_error(scope, send, failure)

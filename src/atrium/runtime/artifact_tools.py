@@ -7,11 +7,13 @@ failing the run.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from typing import Any
 
 from pydantic_ai import ModelRetry, RunContext, Tool
 
+from atrium.files.model_input import InputFile
 from atrium.kit.filenames import filename_problem
 from atrium.runtime.sink import RunSink
 
@@ -28,6 +30,8 @@ class RunDeps:
     max_artifact_bytes: int
     max_artifacts: int
     written: set[str]
+    # The files the run was given (`files.model_input`), by id: what `read_file` reads.
+    files: Mapping[str, InputFile] = field(default_factory=dict)
 
 
 async def write_artifact(

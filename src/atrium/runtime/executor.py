@@ -27,6 +27,7 @@ from pydantic_ai.messages import (
     ModelMessage,
     ModelMessagesTypeAdapter,
     ModelRequest,
+    UserContent,
     UserPromptPart,
     repair_messages,
 )
@@ -40,6 +41,7 @@ from pydantic_ai.usage import RunUsage, UsageLimits
 from atrium.agents.config import AgentConfig
 from atrium.agents.tool_config import FunctionTool, McpServerTool, stored_tools
 from atrium.db.models import EventKind, RunStatus
+from atrium.files.model_input import ModelInput
 from atrium.kit.json_object import JsonObject
 from atrium.outbound.public_targets import TargetRefused
 from atrium.providers.targets import ProviderTarget
@@ -48,6 +50,7 @@ from atrium.runtime.answer import Answer, answer
 from atrium.runtime.artifact_tools import TOOLS, RunDeps
 from atrium.runtime.cancellation import RunCancellation
 from atrium.runtime.deferred import Resume, denial_text, function_toolset, pending_calls
+from atrium.runtime.input_files import READ_FILE
 from atrium.runtime.llm_models import ModelRegistry, ModelUnavailable
 from atrium.runtime.lost_calls import LostCall, UnrepeatableCall, refuse_repeats
 from atrium.runtime.mcp_servers import McpServers
@@ -85,6 +88,12 @@ class RunSpec:
     target: ProviderTarget | None = None
     # MCP calls of earlier attempts whose worker was lost, since the state the run starts from.
     lost_calls: tuple[LostCall, ...] = ()
+    # The run's input parts after the prompt, and the files among them (`files.model_input`).
+    given: ModelInput = field(default_factory=ModelInput)
+
+    def user_prompt(self) -> str | list[UserContent]:
+        """The run's user message: the prompt, then its input parts."""
+        return [self.prompt, *self.given.content] if self.given.content else self.prompt
 
 
 @dataclass(slots=True)
@@ -254,7 +263,9 @@ class Runtime:
             named = await self._resolved_model(spec.config)
         streamed = attempt.streamed = StreamedText(named, sink)
         request = self._request(spec.config)
-        answered = self.single_requests and not (plan.tools or plan.structured or plan.history)
+        answered = self.single_requests and not (
+            plan.tools or plan.structured or plan.history or spec.given.content
+        )
         if answered:  # first in its thread, not resumed (a resumed run has tools)
             single, timeout = await self._single_request(
                 spec.prompt, streamed, sink, request, cancellation
@@ -331,7 +342,7 @@ class Runtime:
         async with (
             self.mcp.toolsets(plan.servers, attempt.log) as remote,
             self._agent.iter(
-                None if resume is not None else spec.prompt,
+                None if resume is not None else spec.user_prompt(),
                 model=streamed,
                 output_type=plan.output_type,
                 toolsets=[
@@ -340,7 +351,7 @@ class Runtime:
                 message_history=plan.history or None,
                 deferred_tool_results=plan.answers,
                 usage=None if resume is None else _usage_before(resume),
-                deps=self._deps(spec.run_id, sink),
+                deps=self._deps(spec, sink),
                 instructions=request.instructions,
                 model_settings=request.model_settings,
                 usage_limits=request.limits,
@@ -359,13 +370,14 @@ class Runtime:
             return self._waiting(agent_run, output, attempt.log, skip=len(spec.history))
         return _completed(agent_run, output, attempt.log, skip=len(spec.history))
 
-    def _deps(self, run_id: str, sink: RunSink) -> RunDeps:
+    def _deps(self, spec: RunSpec, sink: RunSink) -> RunDeps:
         return RunDeps(
-            run_id=run_id,
+            run_id=spec.run_id,
             sink=sink,
             max_artifact_bytes=self.settings.artifact_max_bytes,
             max_artifacts=self.settings.artifact_max_per_run,
             written=set(),
+            files=spec.given.files,
         )
 
     def _ended(self, exc: Exception, structured: StructuredOutput | None) -> RunOutcome:
@@ -468,11 +480,13 @@ def _plan(spec: RunSpec, log: ToolCallLog) -> _Plan:
     if deferrable:
         output_type = [output_type or str, DeferredToolRequests]
     local: list[AbstractToolset[RunDeps]] = [ObservedToolset(builtins_of(tools), log=log)]
+    if spec.given.files:
+        local.append(ObservedToolset(FunctionToolset[RunDeps]([READ_FILE]), log=log))
     if functions:
         local.append(function_toolset(functions))
     history, answers = spec.history, None
     if spec.resume is not None:
-        resumed = ModelMessagesTypeAdapter.validate_python(spec.resume.messages)
+        resumed = _with_input(spec, ModelMessagesTypeAdapter.validate_python(spec.resume.messages))
         history = [*history, *resumed]
         # Announced first: an answer that ends the run shows in its events too.
         _announce_answers(log, spec.resume)
@@ -492,7 +506,7 @@ def _produced_so_far(spec: RunSpec, attempt: _Attempt) -> list[Any]:
     elif spec.resume is not None:
         messages = list(ModelMessagesTypeAdapter.validate_python(spec.resume.messages))
     else:  # cancelled before the agent graph: during (or before) the single request
-        messages = [ModelRequest(parts=[UserPromptPart(spec.prompt)])]
+        messages = [ModelRequest(parts=[UserPromptPart(spec.user_prompt())])]
     partial = None if attempt.streamed is None else attempt.streamed.interrupted
     if partial is not None and partial.parts and partial not in messages:
         messages.append(partial)
@@ -529,6 +543,20 @@ def _answered(single: Answer) -> RunOutcome:
             [single.request, single.response], mode="json"
         ),
     )
+
+
+def _with_input(spec: RunSpec, resumed: list[ModelMessage]) -> list[ModelMessage]:
+    """A resumed run's own messages with its input given again: its stored prompt names its
+    images and documents without their bytes (`files.model_input.without_bytes`)."""
+    if not spec.given.content:
+        return resumed
+    for message in resumed:
+        if isinstance(message, ModelRequest):
+            for part in message.parts:
+                if isinstance(part, UserPromptPart):
+                    part.content = spec.user_prompt()
+                    return resumed
+    return resumed
 
 
 def builtins_of(tools: list[Any]) -> FunctionToolset[RunDeps]:

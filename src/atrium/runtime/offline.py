@@ -11,6 +11,9 @@ prompt:
 A prompt without `call` lines keeps the first behaviour: the first request calls
 `write_artifact` once (when the agent has that tool), the next one answers naming the prompt and
 the thread's turn number (proving the thread history reached it).
+A prompt with input parts gets, after its opening line, a line for each (`_received`): a
+file's id, name, type and size, and an image's or document's byte count or a text's first
+characters, so what a run was given can be checked without a provider.
 A summarising request (compaction's instructions, `runtime/compaction.py`) gets a summary that
 counts the prompts it covers and quotes the latest three.
 """
@@ -19,11 +22,13 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass
 from typing import Any, Final
 
 from pydantic_ai.messages import (
+    BinaryContent,
+    ImageUrl,
     ModelMessage,
     ModelRequest,
     ModelResponse,
@@ -42,6 +47,7 @@ from atrium.runtime.compaction import SUMMARY_LINE, SUMMARY_MARKER, USER_LINE
 OFFLINE_MODEL_NAME = "atrium:offline"
 ARTIFACT_NAME = "answer.md"
 _EXCERPT = 200
+_FIRST_CHARS = 60
 _QUOTE = 2_000
 _MAX_DEPTH: Final = 32
 _CALL = re.compile(r"^\s*call\s+(\S+)(?:\s+(.*?))?\s*$")
@@ -109,13 +115,56 @@ def offline_instance(schema: Any, root: JsonObject | None = None, depth: int = 0
 
 
 def _prompts(messages: list[ModelMessage]) -> list[str]:
+    """Each user prompt's text; a prompt with input parts (files, images) is its first."""
     found: list[str] = []
     for message in messages:
         if isinstance(message, ModelRequest):
             for part in message.parts:
                 if isinstance(part, UserPromptPart) and isinstance(part.content, str):
                     found.append(part.content)
+                elif isinstance(part, UserPromptPart) and isinstance(part.content[0], str):
+                    found.append(part.content[0])
     return found
+
+
+def _received(turn: list[ModelMessage]) -> list[str]:
+    """A line for each input part of the turn's prompt: a file's line (`File … (type, size):`)
+    with what came after it (an image, a document, the text's first characters), an image
+    URL, a text part."""
+    content: Sequence[Any] = next(
+        (
+            part.content
+            for message in turn
+            if isinstance(message, ModelRequest)
+            for part in message.parts
+            if isinstance(part, UserPromptPart)
+        ),
+        "",
+    )
+    if isinstance(content, str):
+        return []
+    lines: list[str] = []
+    items = list(content[1:])
+    for index, item in enumerate(items):
+        after = items[index + 1] if index + 1 < len(items) else None
+        if isinstance(item, ImageUrl):
+            lines.append(f"Received image URL {item.url}.")
+        elif isinstance(item, str) and item.startswith("File ") and item.endswith(":"):
+            if isinstance(after, BinaryContent):
+                kind = "an image" if after.is_image else "a document"
+                lines.append(f"Received {item[:-1]}, given as {kind} of {len(after.data)} bytes.")
+            else:
+                beginning = " ".join(str(after or "").split())[:_FIRST_CHARS]
+                lines.append(f"Received {item[:-1]}, beginning: {beginning!r}.")
+        elif isinstance(item, str) and item.startswith("File "):
+            lines.append(f"Received {item}")
+        elif isinstance(item, str) and not (index > 0 and _is_file_line(items[index - 1])):
+            lines.append(f"Received text: {' '.join(item.split())[:_FIRST_CHARS]!r}.")
+    return lines
+
+
+def _is_file_line(item: object) -> bool:
+    return isinstance(item, str) and item.startswith("File ") and item.endswith(":")
 
 
 def _this_turn(messages: list[ModelMessage]) -> list[ModelMessage]:
@@ -191,19 +240,20 @@ def _plan(messages: list[ModelMessage], info: AgentInfo) -> ToolCallPart | str:
     script = _script(prompt)
     turn = _this_turn(messages)
     opening = f"Offline answer (turn {len(prompts)}) to: {excerpt}."
+    received = _received(turn)
     if script.calls:
         step = sum(isinstance(message, ModelResponse) for message in turn)
         if step < len(script.calls):
             name, arguments = script.calls[step]
             return ToolCallPart(name, arguments, tool_call_id=f"offline-call-{step + 1}")
-        return _answer(info, script, "\n".join([opening, *_quoted_outputs(turn)]))
+        return _answer(info, script, "\n".join([opening, *received, *_quoted_outputs(turn)]))
     tool_names = {tool.name for tool in info.function_tools}
     if "write_artifact" in tool_names and not _artifact_written(turn):
         content = f"# Answer\n\nPrompt: {excerpt}\n\nThis is turn {len(prompts)} of the thread.\n"
         args = {"name": ARTIFACT_NAME, "content": content, "mime_type": "text/markdown"}
         return ToolCallPart("write_artifact", args, tool_call_id="offline-write-artifact")
     wrote = f" I wrote {ARTIFACT_NAME}." if "write_artifact" in tool_names else ""
-    return _answer(info, script, opening + wrote)
+    return _answer(info, script, "\n".join([opening + wrote, *received]))
 
 
 async def _respond(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:

@@ -11,6 +11,7 @@ import logging
 from typing import Any
 
 from atrium.db.models import RunStatus
+from atrium.files.model_input import model_input, without_bytes
 from atrium.kit.time import utcnow
 from atrium.providers.targets import ProviderTarget, ProviderUnavailable, target_of
 from atrium.runs.events import event_store
@@ -68,8 +69,16 @@ class RunExecution:
                 resume=await parked_runs.resume_of(self.recorder.db, self.claim),
                 target=target,
                 lost_calls=await self._lost_calls(),
+                given=await model_input(
+                    self.recorder.db,
+                    self.recorder.settings,
+                    account_id=self.claim.account_id,
+                    run_id=self.claim.run_id,
+                ),
             )
             outcome = await self.runtime.execute(spec, self.recorder, self.cancellation)
+            if spec.given.content:  # the run's stored messages name its files, without bytes
+                outcome.messages = without_bytes(outcome.messages)
             if compacted is not None:  # the summarising request is billed with the run
                 outcome.input_tokens += compacted.summary.input_tokens
                 outcome.output_tokens += compacted.summary.output_tokens

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Annotated, Any, cast
 
 import typer
@@ -84,6 +85,21 @@ def run(
             help="Stream the run live until it finishes (default), or print only its id and exit.",
         ),
     ] = True,
+    files: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--file",
+            metavar="PATH|FILE_ID",
+            help="Give the run a file (repeat): a path is uploaded first, a file_… id is used "
+            "as it is. Images and PDFs go to the model as such, text inline.",
+        ),
+    ] = None,
+    image_urls: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--image-url", metavar="URL", help="Give the run an image at a public URL (repeat)."
+        ),
+    ] = None,
     as_json: JsonOption = False,
     url: UrlOption = None,
     api_key: KeyOption = None,
@@ -91,8 +107,9 @@ def run(
     """Start an agent run and follow it live: status, model text, artifacts, credits.
     With --json, wait for the end and print the finished run (with --no-follow: the new one)."""
     config: dict[str, Any] | None = {"model": model} if model is not None else None
-    options = {"config.model": "--model", "if_busy": "--if-busy"}
+    options = {"config.model": "--model", "if_busy": "--if-busy", "file": "--file"}
     with client(url, api_key, options=options) as atrium:
+        parts = _input_parts(atrium, files or [], image_urls or [])
         created = atrium.runs.create(
             prompt,
             agent_id=agent,
@@ -100,6 +117,7 @@ def run(
             config=config,
             # The server names the policies it takes (a 400 on --if-busy lists them).
             if_busy=cast(IfBusy | None, if_busy),
+            input=parts or None,
         )
         if not follow:
             if as_json:
@@ -113,6 +131,24 @@ def run(
             _print_finished(atrium.runs.wait(created.run_id))
             return
         _follow(atrium, created)
+
+
+def _input_parts(atrium: Client, files: list[str], image_urls: list[str]) -> list[dict[str, str]]:
+    """`--file` and `--image-url` as the run's input parts; paths are uploaded first."""
+    parts: list[dict[str, str]] = []
+    for given in files:
+        path = Path(given)
+        if given.startswith("file_") and not path.exists():
+            parts.append({"type": "file", "file_id": given})
+            continue
+        if not path.is_file():
+            errors.print(f"[red]error:[/] --file {escape(given)}: no such file")
+            raise typer.Exit(2)
+        uploaded = atrium.files.upload(path)
+        errors.print(f"[dim]Uploaded {escape(given)} as {uploaded.file_id}[/]")
+        parts.append({"type": "file", "file_id": uploaded.file_id})
+    parts.extend({"type": "image", "url": image_url} for image_url in image_urls)
+    return parts
 
 
 def _print_finished(finished: Run) -> None:

@@ -49,10 +49,13 @@ export function authHeaders(extra = {}, key = getKey()) {
   return { Authorization: `Bearer ${key}`, ...extra };
 }
 
-async function send(path, { method = "GET", query, json, form, headers, signal, key } = {}) {
+async function send(path, { method = "GET", query, json, form, upload, headers, signal, key } = {}) {
   const init = { method, headers: authHeaders({ Accept: "application/json", ...headers }, key) };
   if (signal) init.signal = signal;
-  if (json !== undefined) {
+  if (upload !== undefined) {
+    // A FormData body: the browser writes the multipart Content-Type with its boundary.
+    init.body = upload;
+  } else if (json !== undefined) {
     init.body = JSON.stringify(json);
     init.headers["Content-Type"] = "application/json";
   } else if (form !== undefined) {
@@ -94,6 +97,25 @@ export async function api(path, options = {}) {
   const response = await send(path, options);
   const text = await response.text();
   return text ? JSON.parse(text) : null;
+}
+
+/** Upload one file (multipart field `file`); the file's record. */
+export async function uploadFile(path, file, { signal } = {}) {
+  const upload = new FormData();
+  upload.append("file", file, file.name);
+  return api(path, { method: "POST", upload, signal });
+}
+
+/** A file fetched with the key, as a `data:` URL (what the page's policy lets an img show). */
+export async function dataUrl(path, { signal } = {}) {
+  const response = await send(path, { headers: { Accept: "*/*" }, signal });
+  const blob = await response.blob();
+  return new Promise((resolve, reject) => {
+    const reader = new FileReader();
+    reader.onload = () => resolve(String(reader.result));
+    reader.onerror = () => reject(reader.error);
+    reader.readAsDataURL(blob);
+  });
 }
 
 /** Fetch a file with the key and hand it to the browser as a download. */

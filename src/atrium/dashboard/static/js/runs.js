@@ -8,6 +8,7 @@ import {
 import { actionPanel } from "./actions.js";
 import { followEvents } from "./sse.js";
 import { traceSection } from "./trace.js";
+import { attachments, inputSection } from "./files.js";
 
 const RUNS = "/api/v1/public/agent/runs";
 const ACTIVE = new Set(["queued", "running", "requires_action"]);
@@ -56,9 +57,12 @@ export async function runsView({ main, query, signal }) {
     agents.map((agent) => h("option", { value: agent.agent_id }, agent.name)));
   const createError = formErrorBox();
   const startButton = h("button", { type: "submit" }, "Start run");
+  const attached = attachments();
   const form = h("form", { class: "card", "aria-labelledby": "new-run-title" }, [
     h("h2", { id: "new-run-title" }, "New run"),
     field("Prompt", prompt),
+    attached.field,
+    attached.list,
     h("div", { class: "row" }, field("Agent", agentSelect), h("div", { class: "actions end" }, startButton)),
     createError,
   ]);
@@ -69,6 +73,8 @@ export async function runsView({ main, query, signal }) {
     try {
       const body = { prompt: prompt.value };
       if (agentSelect.value) body.agent_id = agentSelect.value;
+      const input = await attached.parts(signal);
+      if (input) body.input = input;
       const run = await api(RUNS, { method: "POST", json: body });
       toast(`Run ${run.run_id} started`);
       window.location.hash = `#/runs/${run.run_id}`;
@@ -392,6 +398,7 @@ export async function runView({ main, params: [runId], signal }) {
     meta,
     h("section", { class: "card", "aria-labelledby": "prompt-title" }, [
       h("h2", { id: "prompt-title" }, "Prompt"), prompt]),
+    inputSection(run, { signal }),
     h("div", { class: "run-grid" }, [
       h("section", { class: "card", "aria-labelledby": "result-title" }, [
         resultTitle, failure, output, resultNote]),

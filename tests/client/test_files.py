@@ -1,0 +1,111 @@
+"""Files through the Python client and the `atrium` command, against a real server with the
+offline model: upload a path, run with it and an image, download an artifact derived from it."""
+
+from __future__ import annotations
+
+import json
+import struct
+import zlib
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+from atrium.client import AsyncClient, Client, InvalidParameterError, NotFoundError
+from tests.client.conftest import Server
+
+
+def _png() -> bytes:
+    def chunk(kind: bytes, data: bytes) -> bytes:
+        body = kind + data
+        return struct.pack(">I", len(data)) + body + struct.pack(">I", zlib.crc32(body))
+
+    header = struct.pack(">IIBBBBB", 1, 1, 8, 0, 0, 0, 0)
+    return (
+        b"\x89PNG\r\n\x1a\n"
+        + chunk(b"IHDR", header)
+        + chunk(b"IDAT", zlib.compress(b"\x00\x80"))
+        + chunk(b"IEND", b"")
+    )
+
+
+@pytest.fixture
+def user(server: Server, api_key: str) -> Server:
+    return replace(server, env={**server.env, "ATRIUM_API_KEY": api_key, "COLUMNS": "200"})
+
+
+def test_upload_run_with_file_and_image_download_artifact(atrium: Client, tmp_path: Path) -> None:
+    notes = tmp_path / "notes.md"
+    notes.write_text("# Plan\nShip the queue.\n")
+    uploaded = atrium.files.upload(notes)
+    assert (uploaded.filename, uploaded.content_type) == ("notes.md", "text/markdown")
+    image = atrium.files.upload(_png(), filename="dot.png")
+    assert image.content_type == "image/png"
+    assert [item.file_id for item in atrium.files.list().data] == [image.file_id, uploaded.file_id]
+    assert atrium.files.content(uploaded.file_id) == notes.read_bytes()
+    saved = atrium.files.download(uploaded.file_id, to=tmp_path / "back")
+    assert saved.read_bytes() == notes.read_bytes()
+
+    run = atrium.runs.create(
+        "Turn the plan into a checklist",
+        input=[
+            {"type": "file", "file_id": uploaded.file_id},
+            {"type": "image", "file_id": image.file_id},
+        ],
+    )
+    assert run.input is not None and run.input[0]["filename"] == "notes.md"
+    done = atrium.runs.wait(run.run_id)
+    assert done.status == "completed"
+    assert f"Received File {uploaded.file_id}" in str(done.result)
+    assert "given as an image of" in str(done.result)
+    # The artifact the run wrote from it, downloaded, then given to another run by its id.
+    [artifact] = done.artifacts or []
+    path = atrium.runs.download_artifact(run.run_id, artifact.artifact_id, to=tmp_path / "out")
+    assert "Turn the plan into a checklist" in path.read_text()
+    review = atrium.runs.create(
+        "Review", input=[{"type": "file", "artifact_id": artifact.artifact_id}]
+    )
+    assert f"Received File {artifact.artifact_id}" in str(atrium.runs.wait(review.run_id).result)
+
+    with pytest.raises(InvalidParameterError) as refused:
+        atrium.files.upload(b"", filename="empty.txt")
+    assert refused.value.parameter == "file"
+    assert atrium.files.delete(uploaded.file_id).deleted is True
+    with pytest.raises(NotFoundError):
+        atrium.files.get(uploaded.file_id)
+
+
+async def test_the_async_client_uploads_too(async_atrium: AsyncClient, tmp_path: Path) -> None:
+    path = tmp_path / "data.csv"
+    path.write_text("a,b\n1,2\n")
+    made = await async_atrium.files.upload(path)
+    assert made.content_type == "text/csv"
+    assert [item.file_id async for item in async_atrium.files.iter_all()] == [made.file_id]
+
+
+def test_cli_run_with_files(user: Server, tmp_path: Path) -> None:
+    notes = tmp_path / "notes.txt"
+    notes.write_text("Durable queue, leases, retries.\n")
+    image = tmp_path / "dot.png"
+    image.write_bytes(_png())
+    uploaded = user.cli("files", "upload", str(image), "--json")
+    assert uploaded.returncode == 0, uploaded.stderr
+    [made] = json.loads(uploaded.stdout)["data"]
+    result = user.cli(
+        "run", "Describe them", "--file", str(notes), "--file", made["file_id"], "--json"
+    )
+    assert result.returncode == 0, result.stderr
+    assert "Uploaded" in result.stderr
+    finished = json.loads(result.stdout)
+    assert [part["filename"] for part in finished["input"]] == ["notes.txt", "dot.png"]
+    assert "beginning: 'Durable queue, leases, retries.'" in finished["result"]
+    listed = user.cli("files", "list")
+    assert listed.returncode == 0 and "notes.txt" in listed.stdout and "dot.png" in listed.stdout
+    missing = user.cli("run", "x", "--file", str(tmp_path / "missing.txt"))
+    assert missing.returncode == 2 and "no such file" in missing.stderr
+    (tmp_path / "empty.txt").write_text("")
+    empty = user.cli("run", "x", "--file", str(tmp_path / "empty.txt"))
+    assert empty.returncode == 1
+    assert "(parameter: --file)" in empty.stderr
+    gone = user.cli("files", "rm", made["file_id"])
+    assert gone.returncode == 0 and f"Deleted {made['file_id']}" in gone.stdout
