@@ -137,3 +137,12 @@ async def test_another_accounts_file_is_unknown(
     assert (await client.delete(f"{FILES}/{mine['file_id']}", headers=other)).status_code == 404
     assert (await client.get(FILES, headers=other)).json()["data"] == []
     assert (await client.get(f"{FILES}/{mine['file_id']}", headers=auth)).status_code == 200
+
+
+async def test_an_id_no_file_can_have_is_a_404(
+    client: httpx.AsyncClient, auth: dict[str, str]
+) -> None:
+    for file_id in ("file_%00x", "a" * 41, "file_x%20y"):
+        assert (await client.get(f"{FILES}/{file_id}", headers=auth)).status_code == 404
+        assert (await client.get(f"{FILES}/{file_id}/content", headers=auth)).status_code == 404
+        assert (await client.delete(f"{FILES}/{file_id}", headers=auth)).status_code == 404
