@@ -109,3 +109,25 @@ def test_cli_run_with_files(user: Server, tmp_path: Path) -> None:
     assert "(parameter: --file)" in empty.stderr
     gone = user.cli("files", "rm", made["file_id"])
     assert gone.returncode == 0 and f"Deleted {made['file_id']}" in gone.stdout
+
+
+def test_a_threads_transcript_shows_a_prompts_parts_a_line_each(
+    user: Server, tmp_path: Path
+) -> None:
+    notes = tmp_path / "notes.txt"
+    notes.write_text("Line one.\n")
+    result = user.cli(
+        "run",
+        "Read it",
+        "--file",
+        str(notes),
+        "--image-url",
+        "https://example.com/a.png",
+        "--json",
+    )
+    assert result.returncode == 0, result.stderr
+    thread_id = json.loads(result.stdout)["thread_id"]
+    transcript = user.cli("threads", "messages", thread_id)
+    assert transcript.returncode == 0, transcript.stderr
+    assert "  Read it\n  File file_" in transcript.stdout
+    assert "[image https://example.com/a.png]" in transcript.stdout

@@ -58,3 +58,8 @@ async def test_a_run_with_attached_files_shows_its_input(
     )
     await expect(page.locator(".output").nth(1)).to_contain_text("Blue is the colour of the sea.")
     await shot(page, "run-with-files")
+    # The thread's conversation shows the prompt's parts a line each, the image by its line.
+    await page.locator('a[href^="#/threads/thr_"]').first.click()
+    prompt = page.locator("pre.message-text").first
+    await expect(prompt).to_contain_text("Which colour is the swatch?\nFile file_")
+    await expect(prompt).to_contain_text("given as image/png; read_file reads it]")

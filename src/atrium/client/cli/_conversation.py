@@ -41,6 +41,21 @@ def _plain(value: Any) -> str:
     return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
 
 
+def _prompt_text(value: Any) -> str:
+    """A prompt with input parts (files, images: docs/guide/files.md) is a list: a line each."""
+    if isinstance(value, list):
+        return "\n".join(_part(item) for item in value)
+    return _plain(value)
+
+
+def _part(item: Any) -> str:
+    if isinstance(item, str):
+        return item
+    if isinstance(item, dict) and isinstance(item.get("url"), str):
+        return f"[image {item['url']}]"
+    return json.dumps(item, ensure_ascii=False)
+
+
 def threads_table(threads: Iterable[Thread]) -> Table:
     # Narrow, a thread is told apart by its metadata: its newest run's agent, status and id go
     # first (`threads get` shows them).
@@ -117,7 +132,7 @@ def _body(message: ThreadMessage) -> list[Text]:
     lines: list[Text] = []
     content = message.content
     if content is not None and content != "":
-        text = _plain(content)
+        text = _prompt_text(content) if message.role == "user" else _plain(content)
         if message.role == "tool":
             text = _cut(text)
         lines.append(Text(text))

@@ -18,6 +18,12 @@ function text(value) {
   return typeof value === "string" ? value : JSON.stringify(value, null, 2);
 }
 
+function partText(part) {
+  if (typeof part === "string") return part;
+  if (part && part.url) return `[image ${part.url}]`;
+  return JSON.stringify(part);
+}
+
 function callText(call) {
   const args = typeof call.arguments === "string" ? call.arguments : JSON.stringify(call.arguments ?? {});
   return `${call.name}(${abbreviate(args, 400)})`;
@@ -44,7 +50,10 @@ function head(message) {
 
 function body(message) {
   const parts = [];
-  const content = text(message.content);
+  // A prompt with input parts (files, images: docs/guide/files.md) is a list: a line each.
+  const content = message.role === "user" && Array.isArray(message.content)
+    ? message.content.map(partText).join("\n")
+    : text(message.content);
   if (content) {
     if (message.role === "tool" && content.length > TOOL_SHOWN_CHARS) {
       parts.push(h("details", {}, h("summary", {}, abbreviate(content, 200)),
