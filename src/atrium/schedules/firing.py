@@ -18,6 +18,7 @@ from zoneinfo import ZoneInfo
 
 from sqlalchemy.orm import Session
 
+from atrium.agents.config import AgentConfig, stored_config
 from atrium.analytics.service import MICRO
 from atrium.db.models import CancelReason, Schedule, ScheduleFiring
 from atrium.kit.ids import new_id
@@ -154,7 +155,7 @@ def _write(
 ) -> None:
     """Record one fire time (fired or skipped) and, when it fires, its run."""
     skip, detail = plan.skip, plan.detail
-    config: dict[str, Any] | None = None
+    config: AgentConfig | None = None
     earlier: list[busy_threads.UnfinishedRun] = []
     if skip is None:
         skip, detail, config, earlier = _checks(session, schedule, plan.fire_at, tz=tz)
@@ -199,7 +200,7 @@ def _write(
 
 def _checks(
     session: Session, schedule: Schedule, fire_at: datetime, *, tz: ZoneInfo
-) -> tuple[str | None, str | None, dict[str, Any] | None, list[busy_threads.UnfinishedRun]]:
+) -> tuple[str | None, str | None, AgentConfig | None, list[busy_threads.UnfinishedRun]]:
     """Whether a fire time may run: (skip reason, detail, the run's config, the unfinished runs
     to cancel first)."""
     if schedule.thread_id is not None and not repository.thread_exists(
@@ -227,12 +228,12 @@ def _checks(
     if earlier and schedule.on_overlap == "skip":
         ids = ", ".join(run.run_id for run in earlier[:3])
         return "overlap", f"its previous run is unfinished ({ids})", None, []
-    config = {**agent_config, **(schedule.config or {})}
+    config = stored_config({**agent_config, **(schedule.config or {})})
     return None, None, config, earlier if schedule.on_overlap == "cancel_previous" else []
 
 
 def _new_run(
-    schedule: Schedule, config: dict[str, Any], *, now: datetime
+    schedule: Schedule, config: AgentConfig, *, now: datetime
 ) -> tuple[NewRun, NewThread | None]:
     thread = None
     thread_id = schedule.thread_id
