@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from pydantic_ai.messages import BinaryContent, ImageUrl, UserContent
-from sqlalchemy import select
+from sqlalchemy import Connection, bindparam, select
 
 from atrium.db.engine import Database
 from atrium.db.models import Artifact, Run
@@ -90,8 +90,14 @@ async def model_input(
 ) -> ModelInput:
     """The run's input parts, with their bytes read now (a file deleted since the run was
     created is named as deleted)."""
-    async with db.session(write=False) as session:
-        parts = (await session.execute(select(Run.input).where(Run.id == run_id))).scalar()
+    # A point read: every run's execution makes it, and most runs have no input.
+    query = select(Run.input).where(Run.id == bindparam("b_run_id"))
+
+    def read(conn: Connection) -> list[dict[str, Any]] | None:
+        found: list[dict[str, Any]] | None = conn.scalar(query, {"b_run_id": run_id})
+        return found
+
+    parts = await db.point_read(read)
     given = ModelInput()
     if not parts:
         return given
