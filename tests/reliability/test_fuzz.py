@@ -171,7 +171,6 @@ def _real_inputs(case: Case, seeded: Seeded) -> None:
             part["artifact_id"] = seeded.artifact_id
 
 
-
 def one_error_body(ctx: CheckContext, response: Response, case: Case) -> bool | None:
     """Every 4xx/5xx is `{"error": {"code", "message", "details"}}`; nothing leaks a trace."""
     if response.status_code >= 400:
