@@ -1,0 +1,24 @@
+"""reserved for this session's work
+
+Revision ID: 0023
+Revises: 0022
+Create Date: 2026-11-28
+
+Reserved: its schema lands with the work it belongs to; until then it changes nothing, so
+the chain of revisions stays whole while that work is under way.
+"""
+
+from collections.abc import Sequence
+
+revision: str = "0023"
+down_revision: str | None = "0022"
+branch_labels: str | Sequence[str] | None = None
+depends_on: str | Sequence[str] | None = None
+
+
+def upgrade() -> None:
+    pass
+
+
+def downgrade() -> None:
+    pass
