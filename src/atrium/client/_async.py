@@ -18,7 +18,7 @@ from httpx_sse import aconnect_sse
 from pydantic import BaseModel
 
 from atrium.client import _calls as calls
-from atrium.client._calls import ListFilters
+from atrium.client._calls import ListFilters, ScheduleChanges
 from atrium.client._core import (
     Call,
     Download,
@@ -947,10 +947,10 @@ class Schedules(_Resource):
     async def get(self, schedule_id: str) -> Schedule:
         return await self._client.send(calls.get_schedule(schedule_id))
 
-    async def update(self, schedule_id: str, **fields: Any) -> Schedule:
+    async def update(self, schedule_id: str, **changes: Unpack[ScheduleChanges]) -> Schedule:
         """The fields given replace the schedule's (the names of `create`'s parameters; None
-        clears `config`, `starts_at`, `ends_at`, `max_credits_per_day`)."""
-        return await self._client.send(calls.update_schedule(schedule_id, fields))
+        clears `metadata`, `config`, `starts_at`, `ends_at`, `max_credits_per_day`)."""
+        return await self._client.send(calls.update_schedule(schedule_id, changes))
 
     async def delete(self, schedule_id: str) -> ScheduleDeleted:
         """Delete the schedule and its firings; its runs stay."""

@@ -523,6 +523,26 @@ def compact_thread(thread_id: str) -> Call[ThreadCompaction]:
 SCHEDULES_PATH = f"{AGENTS_PREFIX}/schedules"
 
 
+class ScheduleChanges(TypedDict, total=False):
+    """The fields of a schedule an update replaces: a field left out is kept, and None clears
+    one of `metadata`, `config`, `starts_at`, `ends_at`, `max_credits_per_day` (the server
+    refuses None for the others)."""
+
+    prompt: str
+    cron: str
+    timezone: str
+    agent_id: str
+    thread: str
+    metadata: Mapping[str, Any] | None
+    config: Mapping[str, Any] | None
+    starts_at: str | None
+    ends_at: str | None
+    paused: bool
+    on_overlap: str
+    on_missed: str
+    max_credits_per_day: float | None
+
+
 def schedule_body(
     *,
     prompt: str | None = None,
@@ -570,9 +590,13 @@ def get_schedule(schedule_id: str) -> Call[Schedule]:
     return Call("GET", f"{SCHEDULES_PATH}/{schedule_id}", parse_model(Schedule))
 
 
-def update_schedule(schedule_id: str, body: Mapping[str, Any]) -> Call[Schedule]:
+def update_schedule(schedule_id: str, changes: ScheduleChanges) -> Call[Schedule]:
     path = f"{SCHEDULES_PATH}/{schedule_id}"
-    return Call("PUT", path, parse_model(Schedule), json=dict(body))
+    body = {
+        name: dict(value) if isinstance(value, Mapping) else value
+        for name, value in changes.items()
+    }
+    return Call("PUT", path, parse_model(Schedule), json=body)
 
 
 def delete_schedule(schedule_id: str) -> Call[ScheduleDeleted]:

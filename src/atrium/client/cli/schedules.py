@@ -6,12 +6,13 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable
 from datetime import datetime
-from typing import Annotated, Any
+from typing import Annotated, Any, cast
 
 import typer
 from rich import box
 from rich.table import Table
 
+from atrium.client._calls import ScheduleChanges
 from atrium.client.cli._help import App
 from atrium.client.cli._shared import (
     JsonOption,
@@ -246,6 +247,7 @@ def schedules_update(
     api_key: KeyOption = None,
 ) -> None:
     """Change a schedule; it fires by the new rule from now on."""
+    # The options given, under ScheduleChanges' names.
     given: dict[str, Any] = {
         name: value
         for name, value in {
@@ -264,7 +266,7 @@ def schedules_update(
     if no_cap:
         given["max_credits_per_day"] = None
     with client(url, api_key, options=_OPTIONS) as atrium:
-        updated = atrium.schedules.update(schedule_id, **given)
+        updated = atrium.schedules.update(schedule_id, **cast(ScheduleChanges, given))
     print_result(updated, schedules_table([updated]), as_json=as_json)
 
 
