@@ -24,7 +24,7 @@ LAYERS: list[set[str]] = [
     {"auth"},
     {"http"},
     {"providers"},
-    {"accounts", "agents", "domains", "spaces", "dashboard", "files"},
+    {"accounts", "agents", "domains", "spaces", "dashboard", "files", "memory"},
     {"analytics", "runtime", "serving"},
     {"webhooks", "traces"},
     {"runs"},
