@@ -25,7 +25,7 @@ LAYERS: list[set[str]] = [
     {"http"},
     {"providers"},
     {"accounts", "agents", "domains", "spaces", "dashboard", "files", "memory"},
-    {"analytics", "memory", "runtime", "serving"},
+    {"analytics", "runtime", "serving"},
     {"webhooks", "traces"},
     {"runs"},
     {"schedules"},
