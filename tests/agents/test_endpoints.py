@@ -18,6 +18,7 @@ DEFAULT_CONFIG = {
     "tools": ["write_artifact", "list_artifacts", "read_artifact"],
     "output_schema": None,
     "context_budget": None,
+    "memory": None,
 }
 
 
@@ -59,6 +60,7 @@ async def test_create_with_a_full_config(client: httpx.AsyncClient, auth: dict[s
         "temperature": 0.0,
         "output_schema": None,
         "context_budget": None,
+        "memory": None,
     }
 
 

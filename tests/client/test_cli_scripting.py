@@ -176,6 +176,7 @@ def test_agents_get_update_delete(cli: Atrium, tmp_path: Path) -> None:
         "tools": ["read_artifact"],
         "output_schema": schema,
         "context_budget": None,
+        "memory": None,
     }
     # The schema from stdin.
     piped = cli("agents", "update", agent_id, "--output-schema-file", "-", "--json", input="{}")

@@ -202,6 +202,7 @@ LOOSER: dict[tuple[str, str], str] = {
     ("PageMeta", "path"): "Laravel's paginator; atrium's always sends the list's URL",
     ("AgentConfig", "instructions"): "an empty default reads the same as the server's",
     ("AgentConfig", "tools"): "MCP servers and functions as plain objects, names as text",
+    ("AgentConfig", "memory"): "memory tools' settings as a plain object",
     ("Run", "metadata"): "an empty default reads the same as the server's",
     ("RequiredAction", "type"): "the one kind of action there is",
     ("Provider", "headers"): "an empty default reads the same as the server's",
@@ -212,6 +213,7 @@ LOOSER: dict[tuple[str, str], str] = {
 UNTYPED: dict[str, str] = {
     "McpServerTool": "`AgentConfig.tools` keeps tools as plain objects",
     "FunctionTool": "`AgentConfig.tools` keeps tools as plain objects",
+    "MemoryConfigDocument": "`AgentConfig.memory` is kept as a plain object",
 }
 
 

@@ -35,6 +35,19 @@ MODEL_PATTERN: Final = re.compile(rf"^[a-z][a-z0-9_-]*:{MODEL_NAME_PATTERN}$")
 AGENT_ID_PATTERN: Final = re.compile(r"^agt_[A-Za-z0-9_-]{1,36}$")
 
 
+class MemoryConfig(TypedDict):
+    """`config.memory`: what the agent's memory tools may reach (`agents/memory_config.py`).
+    A namespace prefix is a list of segments; `[]` is the account's whole store."""
+
+    # Prefixes `memory_search` looks under, and those `memory_write`/`memory_delete` write under.
+    read: list[list[str]]
+    write: list[list[str]]
+    # Labels of the blocks `block_append`/`block_replace` may edit.
+    blocks: list[str]
+    # "never", "always", or the names of the writing tools whose calls wait for approval.
+    require_approval: str | list[str]
+
+
 class AgentConfig(TypedDict, total=False):
     """An agent's `config` as it is stored and as each run keeps a snapshot of it
     (`runs.agent_config`): the keys of `AgentConfigIn`. A plain dict, so the JSON column reads
@@ -49,6 +62,8 @@ class AgentConfig(TypedDict, total=False):
     tools: list[str | JsonObject]
     output_schema: JsonObject | None
     context_budget: int | None
+    # None (or absent): the agent has no memory tools.
+    memory: MemoryConfig | None
 
 
 def stored_config(value: Mapping[str, Any]) -> AgentConfig:

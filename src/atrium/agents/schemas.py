@@ -28,6 +28,7 @@ from atrium.agents.config import (
     TOOLS,
 )
 from atrium.agents.json_schemas import OutputSchema
+from atrium.agents.memory_config import MemoryConfigDocument, MemoryConfigField
 from atrium.agents.tool_config import Tool, ToolList, masked
 from atrium.db.models import Agent
 from atrium.kit.time import isoformat
@@ -139,6 +140,11 @@ class AgentConfigIn(_Strict):
         "oldest part is summarised (docs/guide/threads.md#long-threads). null: three quarters "
         "of the model's context window.",
     )
+    memory: MemoryConfigField = Field(
+        None,
+        description="The agent's memory tools: namespaces they may read and write, blocks "
+        "they may edit, writes that wait for approval (docs/guide/memory.md). null: none.",
+    )
 
     def given(self) -> dict[str, Any]:
         """Only the keys the client sent."""
@@ -192,6 +198,7 @@ class AgentConfigOut(BaseModel):
     tools: list[Tool] = Field(description='MCP header values are shown as "***".')
     output_schema: dict[str, Any] | None = None
     context_budget: int | None = None
+    memory: MemoryConfigDocument | None = None
 
     @classmethod
     def of(cls, config: dict[str, Any]) -> AgentConfigOut:

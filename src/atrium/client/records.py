@@ -203,6 +203,9 @@ class AgentConfig(_Model):
     output_schema: dict[str, Any] | None = None
     # Tokens of thread history before compaction; None: from the model's context window.
     context_budget: int | None = None
+    # The agent's memory tools: `read`, `write` (namespace prefixes), `blocks`,
+    # `require_approval`; None: no memory tools.
+    memory: dict[str, Any] | None = None
 
 
 class Agent(_Model):

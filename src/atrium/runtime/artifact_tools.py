@@ -13,9 +13,10 @@ from typing import Any
 
 from pydantic_ai import ModelRetry, RunContext, Tool
 
+from atrium.agents.config import MemoryConfig
 from atrium.files.model_input import InputFile
 from atrium.kit.filenames import filename_problem
-from atrium.runtime.sink import RunSink
+from atrium.runtime.sink import MemoryStore, RunSink
 
 _MIME_TYPE = re.compile(r"^[a-z0-9][a-z0-9!#$&^_.+-]*/[a-z0-9][a-z0-9!#$&^_.+-]*$")
 _READ_LIMIT_CHARS = 100_000
@@ -32,6 +33,9 @@ class RunDeps:
     written: set[str]
     # The files the run was given (`files.model_input`), by id: what `read_file` reads.
     files: Mapping[str, InputFile] = field(default_factory=dict)
+    # `config.memory` and the store its tools reach (`runtime.memory_tools`); None: no memory.
+    memory: MemoryConfig | None = None
+    memory_store: MemoryStore | None = None
 
 
 async def write_artifact(

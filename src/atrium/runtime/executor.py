@@ -54,6 +54,7 @@ from atrium.runtime.input_files import READ_FILE
 from atrium.runtime.llm_models import ModelRegistry, ModelUnavailable
 from atrium.runtime.lost_calls import LostCall, UnrepeatableCall, refuse_repeats
 from atrium.runtime.mcp_servers import McpServers
+from atrium.runtime.memory_tools import memory_toolset, waits
 from atrium.runtime.observed_calls import (
     ObservedToolset,
     RunToolset,
@@ -62,7 +63,7 @@ from atrium.runtime.observed_calls import (
     wire_call_id,
 )
 from atrium.runtime.output import StructuredOutput
-from atrium.runtime.sink import RunSink
+from atrium.runtime.sink import MemoryStore, RunSink
 from atrium.runtime.streamed_text import StreamedText
 from atrium.runtime.tool_errors import ToolErrorLimit, ToolErrors
 from atrium.runtime.waited_calls import PendingCall
@@ -90,6 +91,8 @@ class RunSpec:
     lost_calls: tuple[LostCall, ...] = ()
     # The run's input parts after the prompt, and the files among them (`files.model_input`).
     given: ModelInput = field(default_factory=ModelInput)
+    # The account's memory, for an agent with `config.memory` (`runtime.memory_tools`).
+    memory_store: MemoryStore | None = None
 
     def user_prompt(self) -> str | list[UserContent]:
         """The run's user message: the prompt, then its input parts."""
@@ -264,7 +267,11 @@ class Runtime:
         streamed = attempt.streamed = StreamedText(named, sink)
         request = self._request(spec.config)
         answered = self.single_requests and not (
-            plan.tools or plan.structured or plan.history or spec.given.content
+            plan.tools
+            or plan.structured
+            or plan.history
+            or spec.given.content
+            or spec.config.get("memory")
         )
         if answered:  # first in its thread, not resumed (a resumed run has tools)
             single, timeout = await self._single_request(
@@ -378,6 +385,8 @@ class Runtime:
             max_artifacts=self.settings.artifact_max_per_run,
             written=set(),
             files=spec.given.files,
+            memory=spec.config.get("memory"),
+            memory_store=spec.memory_store,
         )
 
     def _ended(self, exc: Exception, structured: StructuredOutput | None) -> RunOutcome:
@@ -475,7 +484,12 @@ def _plan(spec: RunSpec, log: ToolCallLog) -> _Plan:
     schema = config.get("output_schema")
     structured = StructuredOutput(schema) if schema else None
     functions = [tool for tool in tools if isinstance(tool, FunctionTool)]
-    deferrable = bool(functions) or any(tool.require_approval != "never" for tool in servers)
+    memory = config.get("memory")
+    deferrable = (
+        bool(functions)
+        or any(tool.require_approval != "never" for tool in servers)
+        or (memory is not None and waits(memory))
+    )
     output_type: Any = None if structured is None else structured.output_type()
     if deferrable:
         output_type = [output_type or str, DeferredToolRequests]
@@ -484,6 +498,8 @@ def _plan(spec: RunSpec, log: ToolCallLog) -> _Plan:
         local.append(ObservedToolset(FunctionToolset[RunDeps]([READ_FILE]), log=log))
     if functions:
         local.append(function_toolset(functions))
+    if memory is not None:
+        local.append(memory_toolset(memory, log))
     history, answers = spec.history, None
     if spec.resume is not None:
         resumed = _with_input(spec, ModelMessagesTypeAdapter.validate_python(spec.resume.messages))

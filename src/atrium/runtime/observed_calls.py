@@ -152,7 +152,8 @@ class ObservedToolset(WrapperToolset[RunDeps]):
             output = await super().call_tool(name, tool_args, ctx, tool)
             if too_deep(output):  # pydantic writes no run's messages past 255 levels
                 raise ToolFailure(f"{self._shown(name)} answered JSON that {TOO_DEEP}")
-        except (ModelRetry, ToolFailure) as exc:
+        except (ModelRetry, ToolFailure, ToolFailed) as exc:
+            # ToolFailed: a built-in tool's refusal the model reads (`runtime.memory_tools`).
             log.returned(call_id, name, self.server_label, str(exc), is_error=True)
             if isinstance(exc, ToolFailure) and log.errors.goes_back(
                 self.server_label, self._seen(name), str(exc)

@@ -1,4 +1,5 @@
-"""What the runtime needs from whoever executes a run: somewhere to send events and artifacts.
+"""What the runtime needs from whoever executes a run: somewhere to send events and artifacts,
+and the account's memory (`MemoryStore`).
 
 The worker implements it over the database (with the run's lease guarding every write); the
 runtime stays free of storage concerns.
@@ -7,7 +8,7 @@ runtime stays free of storage concerns.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Any, Protocol
 
 from atrium.kit.json_object import JsonObject
 
@@ -43,3 +44,38 @@ class RunSink(Protocol):
 
     async def read_artifact(self, name: str) -> StoredArtifact | None:
         """The newest artifact called `name` in the run's thread, with its content."""
+
+
+class MemoryRefused(Exception):
+    """The store refused a tool's write or search (a bad key, a value too large): the model
+    reads the message as the call's error."""
+
+
+@dataclass(frozen=True, slots=True)
+class FoundMemory:
+    item_id: str
+    namespace: list[str]
+    key: str
+    value: Any
+
+
+class MemoryStore(Protocol):
+    """The account's memory, as a run's memory tools reach it (`runtime.memory_tools`); each
+    write and delete is recorded with the run and `tool_call_id` (the worker implements it)."""
+
+    async def search(self, *, query: str, prefix: list[str], limit: int) -> list[FoundMemory]:
+        """Items under `prefix` holding every word of `query`, best first."""
+
+    async def write(
+        self,
+        *,
+        namespace: list[str],
+        key: str,
+        value: Any,
+        text: str | None,
+        tool_call_id: str,
+    ) -> str:
+        """Create or replace the item under (namespace, key); its id."""
+
+    async def delete(self, *, namespace: list[str], key: str, tool_call_id: str) -> str | None:
+        """Forget the item under (namespace, key); its id, or None when there was none."""

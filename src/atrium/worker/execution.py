@@ -24,6 +24,7 @@ from atrium.runtime.cancellation import RunCancellation
 from atrium.runtime.executor import RunOutcome, RunSpec, Runtime, history_from_json
 from atrium.runtime.lost_calls import LostCall, lost_calls
 from atrium.worker import parked_runs
+from atrium.worker.memory_store import RunMemoryStore
 from atrium.worker.recorder import LeaseLost, RunRecorder
 
 log = logging.getLogger("atrium.worker")
@@ -75,6 +76,7 @@ class RunExecution:
                     account_id=self.claim.account_id,
                     run_id=self.claim.run_id,
                 ),
+                memory_store=self._memory_store(),
             )
             outcome = await self.runtime.execute(spec, self.recorder, self.cancellation)
             if spec.given.content:  # the run's stored messages name its files, without bytes
@@ -99,6 +101,12 @@ class RunExecution:
                 error_code="INTERNAL_ERROR",
                 error_message=f"the run failed unexpectedly ({type(exc).__name__})",
             )
+
+    def _memory_store(self) -> RunMemoryStore | None:
+        """The account's memory, for an agent with memory tools (`config.memory`)."""
+        if not self.claim.config.get("memory"):
+            return None
+        return RunMemoryStore(self.recorder.db, self.claim.account_id, self.claim.run_id)
 
     async def _fitted_history(
         self, target: ProviderTarget | None

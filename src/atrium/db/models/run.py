@@ -64,6 +64,9 @@ class EventKind(StrEnum):
     ARTIFACT_CREATED = "artifact.created"
     TOOL_CALLED = "tool.called"
     TOOL_RETURNED = "tool.returned"
+    # A memory tool's write or delete (runtime/memory_tools.py): the item and the tool call.
+    MEMORY_WRITTEN = "memory.written"
+    MEMORY_DELETED = "memory.deleted"
     REQUIRES_ACTION = "run.requires_action"
     COMPLETED = "run.completed"
     FAILED = "run.failed"

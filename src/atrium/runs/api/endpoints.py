@@ -274,7 +274,8 @@ async def run_events(
 ) -> Response:
     """Server-Sent Events of the run: `id:` (sequence in the run), `event:` (run.queued,
     run.started, run.restarted, run.step, message.delta, artifact.created, tool.called,
-    tool.returned, run.requires_action, run.completed, run.failed, run.cancelled) and JSON
+    tool.returned, memory.written, memory.deleted, run.requires_action, run.completed,
+    run.failed, run.cancelled) and JSON
     `data:`. On `run.restarted` (a later attempt after the worker was lost) drop the text
     streamed so far. Replays from the start, or after `Last-Event-ID`, then follows live and
     ends after the terminal event (a `requires_action` run's stream stays open); comment

@@ -1,0 +1,87 @@
+"""The worker's `MemoryStore`: a run's memory tools on its account's store, each write and
+delete in a transaction of its own, recorded with the run and the tool call
+(`memory_item_history.run_id`, `.tool_call_id`)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from pydantic import ValidationError
+
+from atrium.db.engine import Database
+from atrium.errors import InvalidParameter
+from atrium.memory import service
+from atrium.memory.errors import MemoryItemNotFound
+from atrium.memory.schemas import MemoryPut, MemorySearch
+from atrium.runtime.sink import FoundMemory, MemoryRefused
+
+
+def _refused(exc: ValidationError) -> MemoryRefused:
+    error = exc.errors()[0]
+    where = ".".join(str(part) for part in error["loc"]) or "arguments"
+    return MemoryRefused(f"{where}: {error['msg']}")
+
+
+@dataclass(frozen=True, slots=True)
+class RunMemoryStore:
+    db: Database
+    account_id: int
+    run_id: str
+
+    async def search(self, *, query: str, prefix: list[str], limit: int) -> list[FoundMemory]:
+        try:
+            data = MemorySearch(query=query, namespace_prefix=prefix or None, limit=limit)
+        except ValidationError as exc:
+            raise _refused(exc) from None
+        try:
+            async with self.db.session(write=False) as session:
+                items = await service.search(session, account_id=self.account_id, data=data)
+        except InvalidParameter as exc:
+            raise MemoryRefused(exc.message) from None
+        return [FoundMemory(item.id, list(item.namespace), item.key, item.value) for item in items]
+
+    async def write(
+        self,
+        *,
+        namespace: list[str],
+        key: str,
+        value: Any,
+        text: str | None,
+        tool_call_id: str,
+    ) -> str:
+        try:
+            data = MemoryPut(namespace=namespace, key=key, value=value, text=text)
+        except ValidationError as exc:
+            raise _refused(exc) from None
+        try:
+            async with self.db.transaction() as session:
+                item = await service.put_item(
+                    session,
+                    account_id=self.account_id,
+                    data=data,
+                    writer=self._writer(tool_call_id),
+                )
+                return item.id
+        except InvalidParameter as exc:
+            raise MemoryRefused(exc.message) from None
+
+    async def delete(self, *, namespace: list[str], key: str, tool_call_id: str) -> str | None:
+        try:
+            async with self.db.transaction() as session:
+                item = await service.get_by_key(
+                    session, account_id=self.account_id, namespace="/".join(namespace), key=key
+                )
+                return await service.delete_item(
+                    session,
+                    account_id=self.account_id,
+                    item_id=item.id,
+                    writer=self._writer(tool_call_id),
+                )
+        except MemoryItemNotFound:
+            return None
+        except InvalidParameter as exc:
+            raise MemoryRefused(exc.message) from None
+
+    def _writer(self, tool_call_id: str) -> service.Writer:
+        return service.Writer(run_id=self.run_id, tool_call_id=tool_call_id)
