@@ -156,6 +156,12 @@ async def test_an_approval_gated_write_waits_and_a_denial_writes_nothing(
     events = await events_of(client, auth, denied["run_id"])
     assert not [event for event in events if event["event"] == "memory.written"]
 
+    # A write the config refuses anyway asks nobody: it fails at once.
+    outside = _call("memory_write", namespace=["users", "bob"], key="tea", value="black")
+    refused = await _run(client, auth, agent_id, outside)
+    assert refused["status"] == "completed", refused
+    assert "memory_write failed: namespace 'users/bob' is outside" in refused["result"]
+
     approved = await create_run(client, auth, write, agent_id=agent_id)
     waiting = await wait_status(client, auth, approved["run_id"], "requires_action")
     [call] = waiting["required_action"]["tool_calls"]

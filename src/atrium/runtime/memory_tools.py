@@ -180,6 +180,13 @@ def waits(memory: MemoryConfig) -> bool:
     return any(name in WRITE_TOOLS and needs_approval(memory, name) for name in tool_names(memory))
 
 
+def _within_write(memory: MemoryConfig, tool_args: JsonObject) -> bool:
+    """Whether the call would write: one outside `config.memory.write` is refused by the tool
+    at once, nobody is asked to approve it."""
+    namespace = tool_args.get("namespace")
+    return isinstance(namespace, list) and bool(namespace) and allows(memory["write"], namespace)
+
+
 @dataclass(kw_only=True)
 class MemoryApprovals(WrapperToolset[RunDeps]):
     """Memory writes that wait for the caller's approval (`config.memory.require_approval`).
@@ -194,7 +201,12 @@ class MemoryApprovals(WrapperToolset[RunDeps]):
         ctx: RunContext[RunDeps],
         tool: ToolsetTool[RunDeps],
     ) -> Any:
-        if not ctx.tool_call_approved and name in WRITE_TOOLS and needs_approval(self.memory, name):
+        if (
+            not ctx.tool_call_approved
+            and name in WRITE_TOOLS
+            and needs_approval(self.memory, name)
+            and _within_write(self.memory, tool_args)
+        ):
             raise ApprovalRequired(metadata={"name": name})
         return await super().call_tool(name, tool_args, ctx, tool)
 

@@ -62,7 +62,7 @@ def _read(path: str) -> str:
 
 def _shown(call: PendingToolCall) -> str:
     arguments = json.dumps(call.arguments, ensure_ascii=False)
-    if call.kind == "approval":
+    if call.kind == "approval" and call.server_label is not None:
         return f"{call.server_label}_{call.name} (MCP server {call.server_label}) {arguments}"
     return f"{call.name} {arguments}"
 

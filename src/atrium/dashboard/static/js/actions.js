@@ -7,10 +7,15 @@ import { errorBox, field, h, replace, timeEl, toast } from "./dom.js";
 
 const RUNS = "/api/v1/public/agent/runs";
 
+// An approval of an MCP server's tool names its server; a memory tool's has none.
+function toolName(call) {
+  return call.server_label ? `${call.server_label}_${call.name}` : call.name;
+}
+
 function callTitle(call) {
-  return call.kind === "approval"
-    ? `${call.server_label}_${call.name} (MCP server ${call.server_label}) asks for approval`
-    : `${call.name}: a function you run`;
+  if (call.kind !== "approval") return `${call.name}: a function you run`;
+  const where = call.server_label ? ` (MCP server ${call.server_label})` : "";
+  return `${toolName(call)}${where} asks for approval`;
 }
 
 /** The panel for `run.required_action`; `onAnswered(run)` gets the queued run. */
@@ -55,7 +60,7 @@ export function actionPanel(run, onAnswered) {
       const answer = answers.get(call.id);
       if (!answer) {
         replace(errorArea, h("p", { class: "error", role: "alert" },
-          `Approve or deny ${call.server_label}_${call.name} first.`));
+          `Approve or deny ${toolName(call)} first.`));
         return;
       }
       if (answer.kind === "function") {
