@@ -207,3 +207,20 @@ async def test_memory_is_cleared_with_null_and_segments_match_the_store(
         f"{AGENTS}/{agent_id}", json={"config": {"memory": None}}, headers=auth
     )
     assert changed.status_code == 200 and changed.json()["config"]["memory"] is None
+
+
+async def test_a_function_named_like_a_memory_tool_is_a_400(
+    client: httpx.AsyncClient, auth: dict[str, str]
+) -> None:
+    function = {"type": "function", "name": "memory_search"}
+    body = {"name": "clash", "config": {"tools": [function], "memory": MEMORY}}
+    assert_invalid(await client.post(AGENTS, json=body, headers=auth), "config.tools")
+    made = await client.post(
+        AGENTS, json={"name": "tools first", "config": {"tools": [function]}}, headers=auth
+    )
+    assert made.status_code == 201, made.text
+    url = f"{AGENTS}/{made.json()['agent_id']}"
+    assert_invalid(
+        await client.put(url, json={"config": {"memory": MEMORY}}, headers=auth), "config.memory"
+    )
+    assert (await client.get(url, headers=auth)).json()["config"]["memory"] is None

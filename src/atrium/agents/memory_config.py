@@ -10,6 +10,7 @@ raised from the validator as an `InvalidParameter`: a pydantic error would name 
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from typing import Annotated, Any, Final, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, PlainValidator
@@ -163,3 +164,20 @@ def needs_approval(memory: MemoryConfig, tool: str) -> bool:
 def allows(prefixes: list[list[str]], namespace: list[str]) -> bool:
     """Whether `namespace` lies under one of `prefixes` (whole segments)."""
     return any(namespace[: len(prefix)] == prefix for prefix in prefixes)
+
+
+def check_tool_names(config: Mapping[str, Any], *, parameter: str) -> None:
+    """A 400 on `parameter` when a function tool has a memory tool's name: the run could not
+    start with two tools of one name. (An MCP server's tools are only known when a run lists
+    them; a clash among those fails that run.)"""
+    if not config.get("memory"):
+        return
+    for index, tool in enumerate(config.get("tools") or []):
+        name = tool.get("name") if isinstance(tool, dict) else None
+        if tool.get("type") == "function" and name in MEMORY_TOOLS:
+            raise InvalidParameter(
+                parameter,
+                f"config.tools[{index}].name {name!r} is the name of a memory tool "
+                "(config.memory gives the agent memory_search, memory_write, memory_delete, "
+                "block_append and block_replace)",
+            )

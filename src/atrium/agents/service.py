@@ -10,6 +10,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from atrium.agents import repository
 from atrium.agents.config import default_config
 from atrium.agents.errors import AgentNotFound
+from atrium.agents.memory_config import check_tool_names
 from atrium.agents.model_check import ModelCheck, ProviderNames
 from atrium.agents.schemas import AgentCreate, AgentUpdate
 from atrium.agents.sealing import tools_to_store
@@ -47,6 +48,9 @@ async def _config_to_store(
         config["tools"] = await tools_to_store(
             data_config["tools"], before=before, settings=settings
         )
+    if "memory" in data_config or "tools" in data_config:
+        parameter = "config.tools" if "tools" in data_config else "config.memory"
+        check_tool_names(config, parameter=parameter)
     return config
 
 
