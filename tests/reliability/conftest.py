@@ -115,6 +115,9 @@ class Seeded:
     provider_id: str = ""
     thread_id: str = ""
     schedule_id: str = ""
+    file_id: str = ""
+    memory_item_id: str = ""
+    alias: str = "prod"
     extra: dict[str, Any] = field(default_factory=dict)
 
 
@@ -174,7 +177,46 @@ async def seed_account(
     )
     assert schedule.status_code == 201, schedule.text
     seeded.schedule_id = schedule.json()["schedule_id"]
+    upload = await client.post(
+        "/api/v1/public/files",
+        files={"file": (f"{tag}.txt", f"seeded file {tag}".encode(), "text/plain")},
+        headers=headers,
+    )
+    assert upload.status_code == 201, upload.text
+    seeded.file_id = upload.json()["file_id"]
+    item = await client.put(
+        "/v1/memory/items",
+        json={"namespace": ["seed", "notes"], "key": tag, "value": {"note": f"seeded {tag}"}},
+        headers=headers,
+    )
+    assert item.status_code in (200, 201), item.text
+    seeded.memory_item_id = item.json()["item_id"]
+    alias = await client.put(
+        f"/v1/agents/{seeded.agent_id}/aliases/{seeded.alias}",
+        json={"version": 1},
+        headers=headers,
+    )
+    assert alias.status_code == 201, alias.text
     return seeded
+
+
+def path_values(seeded: Seeded, template: str) -> dict[str, str]:
+    """The value of each path parameter of an operation's path template, from the account's
+    records (the agent's first version and its alias for versions and aliases)."""
+    return {
+        "id": str(seeded.space_id if "/spaces/" in template else seeded.domain_id),
+        "agent_id": seeded.agent_id,
+        "run_id": seeded.run_id,
+        "artifact_id": seeded.artifact_id,
+        "webhook_id": seeded.webhook_id,
+        "provider": seeded.provider_id,
+        "thread_id": seeded.thread_id,
+        "schedule_id": seeded.schedule_id,
+        "file_id": seeded.file_id,
+        "item_id": seeded.memory_item_id,
+        "number": "1",
+        "alias": seeded.alias,
+    }
 
 
 def resource_paths(seeded: Seeded) -> dict[str, str]:
@@ -189,6 +231,12 @@ def resource_paths(seeded: Seeded) -> dict[str, str]:
         "thread_messages": f"/api/v1/public/threads/{seeded.thread_id}/messages",
         "schedule": f"/v1/schedules/{seeded.schedule_id}",
         "schedule_firings": f"/v1/schedules/{seeded.schedule_id}/firings",
+        "file": f"/api/v1/public/files/{seeded.file_id}",
+        "file_content": f"/api/v1/public/files/{seeded.file_id}/content",
+        "memory_item": f"/v1/memory/items/{seeded.memory_item_id}",
+        "memory_item_history": f"/v1/memory/items/{seeded.memory_item_id}/history",
+        "agent_version": f"/v1/agents/{seeded.agent_id}/versions/1",
+        "agent_alias": f"/v1/agents/{seeded.agent_id}/aliases/{seeded.alias}",
     }
     if seeded.run_id:
         run = f"{RUNS}/{seeded.run_id}"

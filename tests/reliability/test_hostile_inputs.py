@@ -36,6 +36,7 @@ from tests.reliability.conftest import (
     Seeded,
     error_problem,
     leak_problem,
+    path_values,
     resource_paths,
     seed_account,
 )
@@ -134,16 +135,7 @@ OPERATIONS = _operations()
 
 
 def _real_path(path: str, seeded: Seeded) -> str:
-    values = {
-        "id": str(seeded.space_id if "/spaces/" in path else seeded.domain_id),
-        "agent_id": seeded.agent_id,
-        "run_id": seeded.run_id,
-        "artifact_id": seeded.artifact_id,
-        "webhook_id": seeded.webhook_id,
-        "provider": seeded.provider_id,
-        "thread_id": seeded.thread_id,
-        "schedule_id": seeded.schedule_id,
-    }
+    values = path_values(seeded, path)
     return _PARAM.sub(lambda match: values[match.group(1)], path)
 
 

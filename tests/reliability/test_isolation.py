@@ -16,6 +16,7 @@ from tests.reliability.conftest import (
     OPENAPI_DOCUMENT,
     Seeded,
     assert_error,
+    path_values,
     resource_paths,
     seed_account,
 )
@@ -31,6 +32,8 @@ _BODIES: dict[tuple[str, str], dict[str, Any]] = {
     ("PUT", "/v1/agents/{agent_id}"): {"json": {"name": "stolen"}},
     ("PUT", "/v1/providers/{provider}"): {"json": {"name": "stolen"}},
     ("PUT", "/v1/schedules/{schedule_id}"): {"json": {"prompt": "stolen"}},
+    ("PUT", "/v1/agents/{agent_id}/aliases/{alias}"): {"json": {"version": 1}},
+    ("GET", "/v1/agents/{agent_id}/versions/{number}/diff"): {"params": {"against": "1"}},
     ("POST", "/api/v1/public/agent/runs/{run_id}/actions"): {
         "json": {"tool_outputs": [{"tool_call_id": "call_1", "output": "stolen"}]}
     },
@@ -57,16 +60,7 @@ def _group_operations() -> list[tuple[str, str]]:
 
 
 def _path_of(template: str, seeded: Seeded) -> str:
-    values = {
-        "id": str(seeded.space_id if "/spaces/" in template else seeded.domain_id),
-        "agent_id": seeded.agent_id,
-        "run_id": seeded.run_id,
-        "artifact_id": seeded.artifact_id,
-        "webhook_id": seeded.webhook_id,
-        "provider": seeded.provider_id,
-        "thread_id": seeded.thread_id,
-        "schedule_id": seeded.schedule_id,
-    }
+    values = path_values(seeded, template)
     return _PARAM.sub(lambda match: values[match.group(1)], template)
 
 

@@ -31,7 +31,7 @@ from atrium.agents.config import TOOLS as BUILTIN_TOOLS
 from atrium.agents.config import AgentConfig
 from atrium.agents.json_schemas import DOCUMENTED_SCHEMA, NO_ARGUMENTS, check_object_schema
 from atrium.kit.headers import HEADERS_SCHEMA, TRANSPORT_HEADERS, check_headers
-from atrium.kit.wire_schemas import PUBLIC_URL
+from atrium.kit.wire_schemas import PUBLIC_URL, integral
 from atrium.secrets_at_rest import MASK
 
 MAX_TOOLS: Final = 64
@@ -74,14 +74,6 @@ class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", strict=True)
 
 
-def _integral(value: Any) -> Any:
-    # Strict, but OpenAPI 3.1's JSON Schema counts a number with a zero fraction (3.0) as an
-    # integer: a client that sends one must not get a 400.
-    if isinstance(value, float) and value.is_integer():
-        return int(value)
-    return value
-
-
 # What an error of an entry's tools does to the run (`runtime/tool_errors.py`).
 OnError = Annotated[
     Literal["fail", "return"],
@@ -98,7 +90,7 @@ MaxConsecutiveErrors = Annotated[
         description='With on_error "return": how many failed calls of one tool in a row go '
         "back to the model; one more ends the run with TOOL_ERROR_LIMIT.",
     ),
-    BeforeValidator(_integral),
+    BeforeValidator(integral),
 ]
 
 

@@ -14,6 +14,18 @@ from pydantic import ConfigDict
 
 from atrium.kit.json_object import JsonObject
 
+
+def integral(value: Any) -> Any:
+    """A number with a zero fraction (64.0) as the int it is: strict models refuse coercion, but
+    OpenAPI 3.1's JSON Schema counts such a number as an integer, so a client that sends one
+    must not get a 400. Anything else passes on for the strict check. Put it after the
+    field's constraints (`Annotated[int, Field(ge=1), BeforeValidator(integral)]`), or the
+    OpenAPI document loses them."""
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    return value
+
+
 # For a response model whose fields with a default are sent in every answer all the same: the
 # response schema lists them as required (the request schema, if any, keeps them optional).
 ALWAYS_SENT = ConfigDict(json_schema_serialization_defaults_required=True)

@@ -9,7 +9,7 @@ from fastapi import APIRouter, Query
 from atrium.http.deps import CurrentPrincipal, SessionDep
 from atrium.http.openapi import error_responses
 from atrium.kit.cursor import CursorQuery
-from atrium.memory import service
+from atrium.memory import namespaces, service
 from atrium.memory.errors import MemoryItemNotFound
 from atrium.memory.schemas import (
     MemoryHistory,
@@ -27,7 +27,20 @@ from atrium.memory.schemas import (
 router = APIRouter(prefix="/memory", tags=["memory"], strict_content_type=False)
 _NOT_FOUND = error_responses(MemoryItemNotFound)
 NamespaceText = Annotated[
-    str, Query(max_length=600, description="Segments joined by '/', e.g. users/alice.")
+    str,
+    Query(
+        max_length=600,
+        pattern=namespaces.TEXT_PATTERN,
+        description="Segments joined by '/', e.g. users/alice.",
+    ),
+]
+PrefixText = Annotated[
+    str,
+    Query(
+        max_length=600,
+        pattern=namespaces.PREFIX_TEXT_PATTERN,
+        description="Segments joined by '/', e.g. users; empty: every namespace.",
+    ),
 ]
 
 
@@ -50,7 +63,7 @@ async def put_item(
 async def list_items(
     session: SessionDep,
     principal: CurrentPrincipal,
-    namespace_prefix: NamespaceText = "",
+    namespace_prefix: PrefixText = "",
     limit: Annotated[int, Query(ge=1, le=service.MAX_LIST_LIMIT, description="At most 200.")] = 50,
     cursor: CursorQuery = None,
 ) -> MemoryItemList:

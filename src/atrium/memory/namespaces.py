@@ -10,6 +10,11 @@ from atrium.errors import InvalidParameter
 SEGMENT_PATTERN: Final = r"^[A-Za-z0-9_.:@-]{1,64}$"
 MAX_SEGMENTS: Final = 8
 _SEGMENT = re.compile(SEGMENT_PATTERN)
+# A namespace written as query text, `users/alice` (a trailing "/" allowed); the prefix form
+# may also be empty. Stated in the OpenAPI document, so what it calls valid is accepted.
+_TEXT = r"[A-Za-z0-9_.:@-]{1,64}(?:/[A-Za-z0-9_.:@-]{1,64}){0,7}/?"
+TEXT_PATTERN: Final = f"^{_TEXT}$"
+PREFIX_TEXT_PATTERN: Final = f"^(?:{_TEXT})?$"
 
 
 def to_path(segments: list[str]) -> str:

@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import Annotated, Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field
 
 from atrium.db.models import MemoryItem, MemoryItemHistory
 from atrium.kit.time import isoformat
-from atrium.kit.wire_schemas import WITHOUT_NUL
+from atrium.kit.wire_schemas import WITHOUT_NUL, integral
 from atrium.memory.namespaces import MAX_SEGMENTS, SEGMENT_PATTERN
 
 MAX_TTL_SECONDS = 10 * 365 * 24 * 3600
@@ -23,6 +23,13 @@ def _namespace_field(description: str) -> Any:
         max_length=MAX_SEGMENTS,
         json_schema_extra={"items": {"type": "string", "pattern": SEGMENT_PATTERN}},
     )
+
+
+# A namespace's segments as the OpenAPI document states them (each checked again by
+# `namespaces.check`, which names the parameter).
+Segments = Annotated[
+    list[str], Field(json_schema_extra={"items": {"type": "string", "pattern": SEGMENT_PATTERN}})
+]
 
 
 class MemoryPut(BaseModel):
@@ -41,9 +48,9 @@ class MemoryPut(BaseModel):
         pattern=WITHOUT_NUL,
         description="What text search matches; default: the strings inside `value`.",
     )
-    ttl_seconds: int | None = Field(
-        None, ge=1, le=MAX_TTL_SECONDS, description="Forgotten this many seconds after the write."
-    )
+    ttl_seconds: (
+        Annotated[int, Field(ge=1, le=MAX_TTL_SECONDS), BeforeValidator(integral)] | None
+    ) = Field(None, description="Forgotten this many seconds after the write.")
 
 
 class MemorySearch(BaseModel):
@@ -52,8 +59,8 @@ class MemorySearch(BaseModel):
     model_config = ConfigDict(extra="forbid", strict=True)
 
     query: str = Field(min_length=1, max_length=1000, pattern=WITHOUT_NUL)
-    namespace_prefix: list[str] | None = Field(None, max_length=MAX_SEGMENTS)
-    limit: int = Field(10, ge=1, le=100)
+    namespace_prefix: Segments | None = Field(None, max_length=MAX_SEGMENTS)
+    limit: Annotated[int, Field(ge=1, le=100), BeforeValidator(integral)] = 10
     filter: dict[str, Any] | None = Field(
         None,
         description="Only items whose value is an object holding each of these top-level "

@@ -176,7 +176,8 @@ async def search(session: AsyncSession, *, account_id: int, data: MemorySearch) 
     segments = namespaces.check(data.namespace_prefix or [], parameter="namespace_prefix")
     terms = repository.words(data.query)
     if not terms:
-        raise InvalidParameter("query", "query holds no word to search for")
+        # Nothing to match (only punctuation or symbols): no item holds it.
+        return []
     found = await repository.search(
         session,
         account_id=account_id,

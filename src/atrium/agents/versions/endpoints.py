@@ -31,7 +31,13 @@ from atrium.kit.cursor import CursorQuery
 router = APIRouter(prefix="/agents", tags=["agent versions"], strict_content_type=False)
 AgentId = Annotated[str, Path(description="The agent's id (`agt_…`).", max_length=40)]
 Number = Annotated[int, Path(description="The version's number.", ge=1, le=2**31 - 1)]
-AliasName = Annotated[str, Path(description="The alias's name (`prod`, `canary`).", max_length=64)]
+AliasName = Annotated[
+    str,
+    Path(
+        description="The alias's name (`prod`, `canary`).",
+        pattern=aliases.ALIAS_PATTERN.pattern,
+    ),
+]
 _VERSION = error_responses(AgentNotFound, VersionNotFound)
 _ALIAS = error_responses(AgentNotFound, AliasNotFound, AliasNameInvalid)
 
@@ -115,41 +121,44 @@ async def list_aliases(
     return AliasList(data=[AliasOut.of(alias) for alias in found])
 
 
-@router.get("/{agent_id}/aliases/{name}", responses=_ALIAS)
+@router.get("/{agent_id}/aliases/{alias}", responses=_ALIAS)
 async def get_alias(
-    agent_id: AgentId, name: AliasName, session: SessionDep, principal: CurrentPrincipal
+    agent_id: AgentId, alias: AliasName, session: SessionDep, principal: CurrentPrincipal
 ) -> AliasOut:
     """One alias of the agent."""
     agent = await service.live_agent(session, account_id=principal.account_id, agent_id=agent_id)
-    return AliasOut.of(await aliases.get_alias(session, agent=agent, name=name))
+    return AliasOut.of(await aliases.get_alias(session, agent=agent, name=alias))
 
 
 @router.put(
-    "/{agent_id}/aliases/{name}",
-    responses=error_responses(AgentNotFound, AliasNameInvalid, AliasVersionUnknown),
+    "/{agent_id}/aliases/{alias}",
+    responses={
+        status.HTTP_201_CREATED: {"model": AliasOut, "description": "The alias was created."},
+        **error_responses(AgentNotFound, AliasNameInvalid, AliasVersionUnknown),
+    },
 )
 async def put_alias(
     agent_id: AgentId,
-    name: AliasName,
+    alias: AliasName,
     body: AliasIn,
     session: SessionDep,
     principal: CurrentPrincipal,
     response: Response,
 ) -> AliasOut:
     """Create the alias (201) or point it at other versions (200). Runs name it as
-    `agt_…@name`; with `split`, a `split.weight` share of them use `split.version`."""
+    `agt_…@alias`; with `split`, a `split.weight` share of them use `split.version`."""
     agent = await service.live_agent(session, account_id=principal.account_id, agent_id=agent_id)
-    alias, created = await aliases.put_alias(session, agent=agent, name=name, data=body)
+    made, created = await aliases.put_alias(session, agent=agent, name=alias, data=body)
     if created:
         response.status_code = status.HTTP_201_CREATED
-    return AliasOut.of(alias)
+    return AliasOut.of(made)
 
 
-@router.delete("/{agent_id}/aliases/{name}", responses=_ALIAS)
+@router.delete("/{agent_id}/aliases/{alias}", responses=_ALIAS)
 async def delete_alias(
-    agent_id: AgentId, name: AliasName, session: SessionDep, principal: CurrentPrincipal
+    agent_id: AgentId, alias: AliasName, session: SessionDep, principal: CurrentPrincipal
 ) -> AliasDeleted:
     """Delete the alias; runs naming it are refused from then on (400 on `agent_id`)."""
     agent = await service.live_agent(session, account_id=principal.account_id, agent_id=agent_id)
-    await aliases.delete_alias(session, agent=agent, name=name)
-    return AliasDeleted(agent_id=agent.id, name=name)
+    await aliases.delete_alias(session, agent=agent, name=alias)
+    return AliasDeleted(agent_id=agent.id, name=alias)

@@ -4,14 +4,14 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field
 
 from atrium.agents.schemas import AgentConfigOut
 from atrium.db.models import AgentAlias, AgentVersion
 from atrium.kit.time import isoformat
-from atrium.kit.wire_schemas import ALWAYS_SENT
+from atrium.kit.wire_schemas import ALWAYS_SENT, integral
 
-VersionNumber = Annotated[int, Field(ge=1, le=2**31 - 1)]
+VersionNumber = Annotated[int, Field(ge=1, le=2**31 - 1), BeforeValidator(integral)]
 Weight = Annotated[float, Field(ge=0.0, le=1.0, allow_inf_nan=False)]
 
 
