@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from typing import Annotated, Any, Final, Literal
+from typing import Annotated, Any, Final, Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field, PlainValidator
 
@@ -26,7 +26,8 @@ MAX_PREFIXES: Final = 32
 MAX_BLOCKS: Final = 32
 BLOCK_LABEL_PATTERN: Final = r"^[A-Za-z0-9_.-]{1,64}$"
 READ_TOOLS: Final = ("memory_search",)
-WRITE_TOOLS: Final = ("memory_write", "memory_delete", "block_append", "block_replace")
+WriteTool = Literal["memory_write", "memory_delete", "block_append", "block_replace"]
+WRITE_TOOLS: Final[tuple[str, ...]] = get_args(WriteTool)
 MEMORY_TOOLS: Final = (*READ_TOOLS, *WRITE_TOOLS)
 _SEGMENT = re.compile(SEGMENT_PATTERN)
 _LABEL = re.compile(BLOCK_LABEL_PATTERN)
@@ -114,11 +115,12 @@ def _prefix_list(description: str) -> Any:
         max_length=MAX_PREFIXES,
         description=description,
         json_schema_extra={
+            "uniqueItems": True,
             "items": {
                 "type": "array",
                 "maxItems": MAX_SEGMENTS,
                 "items": {"type": "string", "pattern": SEGMENT_PATTERN},
-            }
+            },
         },
     )
 
@@ -137,9 +139,15 @@ class MemoryConfigDocument(BaseModel):
         "Namespace prefixes memory_write and memory_delete may change."
     )
     blocks: list[Annotated[str, Field(pattern=BLOCK_LABEL_PATTERN)]] = Field(
-        default_factory=list, max_length=MAX_BLOCKS, description="Labels of editable blocks."
+        default_factory=list,
+        max_length=MAX_BLOCKS,
+        description="Labels of editable blocks.",
+        json_schema_extra={"uniqueItems": True},
     )
-    require_approval: Literal["never", "always"] | list[str] = Field(
+    require_approval: (
+        Literal["never", "always"]
+        | Annotated[list[WriteTool], Field(json_schema_extra={"uniqueItems": True})]
+    ) = Field(
         "never",
         description="Writes that wait for the caller's approval (run status requires_action): "
         f"none, all, or those of the tools named ({', '.join(WRITE_TOOLS)}).",
