@@ -107,6 +107,11 @@ def test_cli_run_with_files(user: Server, tmp_path: Path) -> None:
     empty = user.cli("run", "x", "--file", str(tmp_path / "empty.txt"))
     assert empty.returncode == 1
     assert "(parameter: --file)" in empty.stderr
+    back = user.cli("files", "download", made["file_id"], "-o", str(tmp_path / "back"), "--json")
+    assert back.returncode == 0, back.stderr
+    saved = json.loads(back.stdout)
+    assert saved["file_id"] == made["file_id"]
+    assert Path(saved["path"]).read_bytes() == image.read_bytes()
     gone = user.cli("files", "rm", made["file_id"])
     assert gone.returncode == 0 and f"Deleted {made['file_id']}" in gone.stdout
 

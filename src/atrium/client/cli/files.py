@@ -111,13 +111,17 @@ def files_download(
             "--output", "-o", metavar="DIR", help="Directory to save into (created if needed)."
         ),
     ] = Path("."),
+    as_json: JsonOption = False,
     url: UrlOption = None,
     api_key: KeyOption = None,
 ) -> None:
     """Save a file into a directory under its own name (SHA-256 checked)."""
     with client(url, api_key) as atrium:
         saved = atrium.files.download(file_id, to=output)
-    console.print(str(saved))
+    if as_json:
+        print_json({"file_id": file_id, "path": str(saved)})
+    else:
+        console.print(str(saved))
 
 
 @files_app.command("rm")
