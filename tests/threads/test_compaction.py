@@ -10,6 +10,7 @@ from typing import Any
 
 import httpx
 import pytest
+from pydantic_ai.exceptions import ModelHTTPError
 from pydantic_ai.messages import ModelMessage, ModelMessagesTypeAdapter
 from pydantic_ai.models.function import AgentInfo, DeltaToolCalls, FunctionModel
 
@@ -177,3 +178,82 @@ async def test_a_bad_budget_is_refused(
     )
     assert response.status_code == 400
     assert response.json()["error"]["details"]["parameter"] == "config.context_budget"
+
+
+class FailingSummariser(Recorder):
+    """The offline model, but its summarising request fails (`fail`) or never answers."""
+
+    def __init__(self, *, fail: bool) -> None:
+        super().__init__()
+        self.fail = fail
+        self.summarising = asyncio.Event()
+
+    def _note(self, messages: list[ModelMessage], info: AgentInfo) -> None:
+        if info.instructions and info.instructions.startswith(SUMMARY_MARKER):
+            self.summarising.set()
+            if self.fail:
+                raise ModelHTTPError(503, "test:summariser", "overloaded")
+
+    async def respond(self, messages: list[ModelMessage], info: AgentInfo) -> Any:
+        self._note(messages, info)
+        if info.instructions and info.instructions.startswith(SUMMARY_MARKER):
+            await asyncio.Event().wait()  # never answers: only a cancellation ends it
+        return await self._function(messages, info)
+
+
+async def _over_budget_thread(
+    client: httpx.AsyncClient, auth: dict[str, str], agent: str
+) -> tuple[str, int]:
+    """A thread whose history is over a budget of 256 (the agent's is larger): the thread, and
+    how many items its conversation has."""
+    long = "a long question " * 60
+    run = await create_run(client, auth, long, agent_id=agent)
+    await wait_finished(client, auth, run["run_id"])
+    again = await create_run(client, auth, long, agent_id=agent, thread_id=run["thread_id"])
+    await wait_finished(client, auth, again["run_id"])
+    return run["thread_id"], len(await all_messages(client, auth, run["thread_id"]))
+
+
+@pytest.mark.parametrize("fail", [True, False], ids=["provider-error", "cancelled"])
+async def test_a_failed_or_cancelled_summary_ends_the_run_as_a_model_request_would(
+    client: httpx.AsyncClient,
+    auth: dict[str, str],
+    make_agent: AgentFactory,
+    models: ModelRegistry,
+    fail: bool,
+) -> None:
+    summariser = FailingSummariser(fail=fail)
+    models.register("test:summariser", summariser.model())
+    agent = await make_agent(tools=[])
+    thread, items = await _over_budget_thread(client, auth, agent)
+    # From now on the history is over the budget: the next run summarises first.
+    changed = await client.put(
+        f"/v1/agents/{agent}",
+        json={"config": {"model": "test:summariser", "context_budget": 256}},
+        headers=auth,
+    )
+    assert changed.status_code == 200, changed.text
+    run = await create_run(client, auth, "and now?", agent_id=agent, thread_id=thread)
+    if not fail:
+        await asyncio.wait_for(summariser.summarising.wait(), 20)
+        cancel = await client.post(f"{RUNS}/{run['run_id']}/cancel", headers=auth)
+        assert cancel.status_code == 200, cancel.text
+    done = await wait_finished(client, auth, run["run_id"])
+    if fail:
+        assert done["status"] == "failed"
+        assert done["error"]["code"] == "MODEL_ERROR", done["error"]
+        assert "503" in done["error"]["message"]
+    else:
+        assert done["status"] == "cancelled"
+    # Nothing was summarised: the conversation is the two runs and this run's prompt.
+    after = await all_messages(client, auth, thread)
+    assert not [item for item in after if item["role"] == "summary"]
+    assert len(after) >= items
+
+    if fail:  # on demand, the provider's failure is a 502 naming it, and nothing is stored
+        response = await client.post(f"{THREADS}/{thread}/compact", headers=auth)
+        assert response.status_code == 502, response.text
+        error = response.json()["error"]
+        assert error["code"] == "MODEL_ERROR"
+        assert error["details"] == {"error_code": "MODEL_ERROR"}
+        assert not [i for i in await all_messages(client, auth, thread) if i["role"] == "summary"]

@@ -21,6 +21,7 @@ from atrium.providers.targets import ProviderTarget
 from atrium.runs.lifecycle.thread_history import history_parts, insert_summary, summary_messages
 from atrium.runtime import compaction
 from atrium.runtime.billing import credits_micro
+from atrium.runtime.cancellation import RunCancellation
 from atrium.runtime.executor import Runtime
 
 
@@ -50,9 +51,11 @@ async def compact(
     config: AgentConfig,
     target: ProviderTarget | None,
     force: bool = False,
+    cancellation: RunCancellation | None = None,
 ) -> Compacted | None:
     """Summarise the oldest part of the history if it is over the budget (any size when
-    `force`); None when there is nothing to summarise."""
+    `force`); None when there is nothing to summarise. The summarising request raises what a
+    run's request raises (`Runtime.summarise`)."""
     async with db.session(write=False) as session:
         parts = await session.run_sync(
             lambda sync: history_parts(
@@ -70,7 +73,8 @@ async def compact(
     )
     if plan is None:
         return None
-    written = await runtime.summarise(config, target, compaction.transcript(plan.covered, budget))
+    text = compaction.transcript(plan.covered, budget)
+    written = await runtime.summarise(config, target, text, cancellation)
     model = str(config.get("model") or "")
     row = ThreadSummary(
         id=new_id("sum"),

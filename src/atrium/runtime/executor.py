@@ -225,14 +225,39 @@ class Runtime:
             return await self._execute(spec, sink, cancellation, model)
 
     async def summarise(
+        self,
+        config: AgentConfig,
+        target: ProviderTarget | None,
+        text: str,
+        cancellation: RunCancellation | None = None,
+    ) -> compaction.Summary:
+        """Compaction's summarising request, on the model a run with `config` would use, as
+        a run's request is: stopped by the run's `cancellation`, bounded by the run timeout,
+        raising what a run's request raises (`outcome_of` turns that into the run's end)."""
+        token = cancellation or RunCancellation()
+        seconds = self.settings.run_timeout_seconds
+        summary: compaction.Summary | None = None
+        with token.scope(seconds=seconds) as scope:
+            summary = await self._summary(config, target, text)
+        if summary is None or scope.cancelled_caught:
+            if token.cancelled:
+                raise RunCancelled("the run was cancelled")
+            raise RunTimedOut(f"the run took longer than {seconds} s")
+        return summary
+
+    async def _summary(
         self, config: AgentConfig, target: ProviderTarget | None, text: str
     ) -> compaction.Summary:
-        """Compaction's summarising request, on the model a run with `config` would use."""
         if target is None:
             return await compaction.summarise(await self._resolved_model(config), text)
         await self.models.load(str(config.get("model")))
         async with self.models.named.model(target) as model:
             return await compaction.summarise(model, text)
+
+    def outcome_of(self, exc: Exception) -> RunOutcome | None:
+        """How a run ends when `exc` stops it before its agent runs (compaction's request):
+        as the same error inside the agent would end it. None: not a run's ending (a bug)."""
+        return self._ended(exc, None) if isinstance(exc, _RUN_ENDINGS) else None
 
     async def _execute(
         self, spec: RunSpec, sink: RunSink, cancellation: RunCancellation, named: Model | None

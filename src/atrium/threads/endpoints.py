@@ -14,7 +14,11 @@ from atrium.runs.api.endpoints import BrokerDep
 from atrium.runs.api.errors import ThreadBusy, ThreadNotFound
 from atrium.threads import presenters, service
 from atrium.threads.conversation import CURSOR_PATTERN
-from atrium.threads.errors import ForkPointNotInHistory, MetadataFilterInvalid
+from atrium.threads.errors import (
+    CompactionModelFailed,
+    ForkPointNotInHistory,
+    MetadataFilterInvalid,
+)
 from atrium.threads.schemas import (
     SummaryBilling,
     ThreadCompaction,
@@ -196,7 +200,7 @@ def _runtime(request: Request) -> Runtime:
 @router.post(
     "/{thread_id}/compact",
     response_model=ThreadCompaction,
-    responses=error_responses(ThreadNotFound, ThreadBusy),
+    responses=error_responses(ThreadNotFound, ThreadBusy, CompactionModelFailed),
 )
 async def compact_thread(
     thread_id: str,

@@ -3,7 +3,7 @@ unknown thread is the runs group's `ThreadNotFound` (`details.parameter`: `threa
 
 from __future__ import annotations
 
-from atrium.errors import InvalidParameter
+from atrium.errors import AppError, InvalidParameter
 
 
 class ForkPointNotInHistory(InvalidParameter):
@@ -21,3 +21,15 @@ class MetadataFilterInvalid(InvalidParameter):
 
     def __init__(self, parameter: str, message: str) -> None:
         super().__init__(parameter[:80], message)
+
+
+class CompactionModelFailed(AppError):
+    """The model failed the summarising request of `POST /threads/{id}/compact` (its provider
+    answered an error, could not be reached or took longer than the run timeout): nothing was
+    stored, the thread is as it was. `details.error_code` is the code a run would fail with."""
+
+    status_code = 502
+    code = "MODEL_ERROR"
+
+    def __init__(self, error_code: str, message: str) -> None:
+        super().__init__(message, details={"error_code": error_code})

@@ -27,7 +27,11 @@ from atrium.runs.api.service import MAX_ID_LENGTH, checked_metadata
 from atrium.runs.events.broker import Broker
 from atrium.settings import Settings
 from atrium.threads import conversation, deletion, repository
-from atrium.threads.errors import ForkPointNotInHistory, MetadataFilterInvalid
+from atrium.threads.errors import (
+    CompactionModelFailed,
+    ForkPointNotInHistory,
+    MetadataFilterInvalid,
+)
 from atrium.threads.repository import RunTally
 from atrium.threads.schemas import ThreadCreate, ThreadFork
 
@@ -286,7 +290,15 @@ async def compact_thread(
         target = await target_of(db, settings, account_id=account_id, model=model)
     # Read as a run created now would: after every run of the thread.
     position = Position(thread.id, run_id="", created_at=utcnow())
-    compacted = await compact(
-        db, runtime, position=position, config=config, target=target, force=True
-    )
+    try:
+        compacted = await compact(
+            db, runtime, position=position, config=config, target=target, force=True
+        )
+    except Exception as exc:
+        ended = runtime.outcome_of(exc)
+        if ended is None:
+            raise
+        raise CompactionModelFailed(
+            ended.error_code or "MODEL_ERROR", ended.error_message or "the model failed"
+        ) from exc
     return None if compacted is None else compacted.summary

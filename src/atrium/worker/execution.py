@@ -61,7 +61,13 @@ class RunExecution:
             return RunOutcome(status=RunStatus.CANCELLED)
         try:
             target = await self._target()
-            history, compacted = await self._fitted_history(target)
+            try:
+                history, compacted = await self._fitted_history(target)
+            except Exception as exc:  # the summarising request ends the run as a model's would
+                ended = self.runtime.outcome_of(exc)
+                if ended is None:
+                    raise
+                return ended
             spec = RunSpec(
                 run_id=self.claim.run_id,
                 prompt=self.claim.prompt,
@@ -122,7 +128,12 @@ class RunExecution:
             return history, None
         position = Position(claim.thread_id, claim.run_id, claim.created_at)
         compacted = await compact(
-            self.recorder.db, self.runtime, position=position, config=claim.config, target=target
+            self.recorder.db,
+            self.runtime,
+            position=position,
+            config=claim.config,
+            target=target,
+            cancellation=self.cancellation,
         )
         return (history, None) if compacted is None else (compacted.history, compacted)
 
