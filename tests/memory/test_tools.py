@@ -224,3 +224,17 @@ async def test_a_function_named_like_a_memory_tool_is_a_400(
         await client.put(url, json={"config": {"memory": MEMORY}}, headers=auth), "config.memory"
     )
     assert (await client.get(url, headers=auth)).json()["config"]["memory"] is None
+
+
+async def test_a_tool_write_may_expire(client: httpx.AsyncClient, auth: dict[str, str]) -> None:
+    agent_id = await _agent(client, auth, MEMORY)
+    run = await _run(
+        client,
+        auth,
+        agent_id,
+        _call("memory_write", namespace=["users", "alice"], key="otp", value="1", ttl_seconds=0),
+        _call("memory_write", namespace=["users", "alice"], key="otp", value="2", ttl_seconds=60),
+    )
+    assert "memory_write failed: ttl_seconds:" in run["result"]
+    [item] = (await client.get(ITEMS, headers=auth)).json()["data"]
+    assert item["value"] == "2" and item["expires_at"] is not None

@@ -105,6 +105,7 @@ async def memory_write(
     key: str,
     value: Any,
     text: str | None = None,
+    ttl_seconds: int | None = None,
 ) -> str:
     """Remember something across conversations: create or replace the item under
     (namespace, key).
@@ -114,6 +115,7 @@ async def memory_write(
         key: Its name within the namespace, e.g. `coffee`.
         value: Any JSON value, e.g. `{"likes": "espresso"}`.
         text: What search should match; default: the strings inside value.
+        ttl_seconds: Forget it this many seconds after the write; default: never.
     """
     memory, store = _store(ctx)
     segments = _segments(namespace, "namespace")
@@ -123,7 +125,12 @@ async def memory_write(
     await ctx.deps.sink.persist()
     try:
         item_id = await store.write(
-            namespace=segments, key=key, value=value, text=text, tool_call_id=call_id
+            namespace=segments,
+            key=key,
+            value=value,
+            text=text,
+            ttl_seconds=ttl_seconds,
+            tool_call_id=call_id,
         )
     except MemoryRefused as exc:
         raise ToolFailed(str(exc)) from None

@@ -73,6 +73,7 @@ class MemoryStore(Protocol):
         key: str,
         value: Any,
         text: str | None,
+        ttl_seconds: int | None,
         tool_call_id: str,
     ) -> str:
         """Create or replace the item under (namespace, key); its id."""

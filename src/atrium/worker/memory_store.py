@@ -48,10 +48,13 @@ class RunMemoryStore:
         key: str,
         value: Any,
         text: str | None,
+        ttl_seconds: int | None,
         tool_call_id: str,
     ) -> str:
         try:
-            data = MemoryPut(namespace=namespace, key=key, value=value, text=text)
+            data = MemoryPut(
+                namespace=namespace, key=key, value=value, text=text, ttl_seconds=ttl_seconds
+            )
         except ValidationError as exc:
             raise _refused(exc) from None
         try:
