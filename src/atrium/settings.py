@@ -451,6 +451,18 @@ class Settings(BaseSettings):
         "the current time instead of the system clock (unset: the system clock).",
     )
 
+    # --- memory blocks ---------------------------------------------------------------------------
+    memory_block_max_chars: int = Field(
+        20_000,
+        ge=100,
+        le=1_000_000,
+        description="The largest `limit` (characters) a memory block may be given; every "
+        "block attached to an agent is rendered into each of its runs' instructions.",
+    )
+    memory_block_max_per_account: int = Field(
+        100, ge=1, description="Memory blocks one account may have."
+    )
+
     # --- traces ----------------------------------------------------------------------------------
     otlp_endpoint: str | None = Field(
         None,

@@ -10,6 +10,7 @@ from atrium.http.deps import CurrentPrincipal, SessionDep
 from atrium.http.openapi import error_responses
 from atrium.kit.cursor import CursorQuery
 from atrium.memory import namespaces, service
+from atrium.memory.blocks.endpoints import router as blocks_router
 from atrium.memory.errors import MemoryItemNotFound
 from atrium.memory.schemas import (
     MemoryHistory,
@@ -25,6 +26,7 @@ from atrium.memory.schemas import (
 # A body sent without Content-Type is read as JSON (what this group takes); the gateway already
 # answers 415 for any other declared type.
 router = APIRouter(prefix="/memory", tags=["memory"], strict_content_type=False)
+router.include_router(blocks_router)
 _NOT_FOUND = error_responses(MemoryItemNotFound)
 NamespaceText = Annotated[
     str,

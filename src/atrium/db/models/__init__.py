@@ -6,6 +6,7 @@ from atrium.db.models.agent_version import AgentAlias, AgentVersion
 from atrium.db.models.domain import Domain, DomainCount
 from atrium.db.models.file import StoredFile
 from atrium.db.models.memory import MemoryItem, MemoryItemHistory
+from atrium.db.models.memory_block import MemoryBlock, MemoryBlockVersion
 from atrium.db.models.provider import Provider
 from atrium.db.models.run import (
     TERMINAL_EVENT,
@@ -41,6 +42,8 @@ __all__ = [
     "Domain",
     "DomainCount",
     "EventKind",
+    "MemoryBlock",
+    "MemoryBlockVersion",
     "MemoryItem",
     "MemoryItemHistory",
     "Provider",

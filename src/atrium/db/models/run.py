@@ -138,6 +138,9 @@ class Run(Base):
     # The input parts given beside `prompt` (`atrium.files.input_parts`): text, and files and
     # images by reference (file or artifact id, URL) with what the file was; never their bytes.
     input: Mapped[list[Any] | None] = mapped_column(JSON, default=None)
+    # The memory blocks rendered into the run's instructions, as its last execution read them:
+    # `[{label, block_id, version}]` (`memory.blocks.rendering`); None when its agent has none.
+    memory_blocks: Mapped[list[Any] | None] = mapped_column(JSON, default=None)
     run_metadata: Mapped[dict[str, Any]] = mapped_column("metadata", JSON)
     idempotency_key: Mapped[str | None] = mapped_column(String(200), default=None)
     request_hash: Mapped[str | None] = mapped_column(String(64), default=None)
