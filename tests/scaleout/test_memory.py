@@ -1,0 +1,94 @@
+"""Memory across processes: two `atrium serve --no-worker` processes and one `atrium worker` on
+one PostgreSQL database. An agent with memory tools (the offline model's script) remembers a
+fact in a thread created through one API process, and finds it in a thread created through the
+other; an approval-gated write made through one is denied through the other and writes nothing;
+the provenance read through either names the run and the tool call; another account sees
+nothing."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from typing import Any
+
+import httpx
+import pytest
+
+from tests.scaleout.conftest import Topology, bearer
+
+pytestmark = [pytest.mark.postgres, pytest.mark.redis, pytest.mark.slow]
+RUNS = "/api/v1/public/agent/runs"
+ITEMS = "/v1/memory/items"
+MEMORY = {"read": [["users"]], "write": [["users", "alice"]], "require_approval": ["memory_delete"]}
+
+
+def _call(name: str, **arguments: Any) -> str:
+    return f"call {name} {json.dumps(arguments)}"
+
+
+async def _until(http: httpx.AsyncClient, key: str, run_id: str, statuses: set[str]) -> dict:
+    for _ in range(400):
+        run = (await http.get(f"{RUNS}/{run_id}", headers=bearer(key))).json()
+        if run["status"] in statuses:
+            return run
+        await asyncio.sleep(0.05)
+    raise AssertionError(f"run {run_id} never reached {statuses}: {run}")
+
+
+async def _run(http: httpx.AsyncClient, key: str, agent_id: str, prompt: str) -> dict:
+    made = await http.post(RUNS, json={"prompt": prompt, "agent_id": agent_id}, headers=bearer(key))
+    assert made.status_code == 201, made.text
+    return await _until(http, key, made.json()["run_id"], {"completed", "failed", "cancelled"})
+
+
+async def test_memory_through_two_api_processes(topology: Topology) -> None:
+    one, two = topology.api(), topology.api()
+    topology.worker()
+    key, stranger = topology.new_key(), topology.new_key()
+    async with (
+        httpx.AsyncClient(base_url=one.url, timeout=30) as first,
+        httpx.AsyncClient(base_url=two.url, timeout=30) as second,
+    ):
+        body = {"name": "remembers", "config": {"tools": [], "memory": MEMORY}}
+        made = await first.post("/v1/agents", json=body, headers=bearer(key))
+        assert made.status_code == 201, made.text
+        agent_id = made.json()["agent_id"]
+
+        write = _call("memory_write", namespace=["users", "alice"], key="city", value="Lisbon")
+        wrote = await _run(first, key, agent_id, write)
+        assert "memory_write returned: Remembered 'city'" in wrote["result"], wrote
+        found = await _run(second, key, agent_id, _call("memory_search", query="Lisbon"))
+        assert found["thread_id"] != wrote["thread_id"]
+        assert "Lisbon" in found["result"] and '"key":"city"' in found["result"], found
+
+        # A gated delete asked through one process, denied through the other: nothing lost.
+        forget = _call("memory_delete", namespace=["users", "alice"], key="city")
+        asked = await first.post(
+            RUNS, json={"prompt": forget, "agent_id": agent_id}, headers=bearer(key)
+        )
+        waiting = await _until(second, key, asked.json()["run_id"], {"requires_action"})
+        [call] = waiting["required_action"]["tool_calls"]
+        denial = {"approvals": [{"tool_call_id": call["id"], "approve": False, "reason": "keep"}]}
+        answered = await second.post(
+            f"{RUNS}/{waiting['run_id']}/actions", json=denial, headers=bearer(key)
+        )
+        assert answered.status_code == 200, answered.text
+        denied = await _until(first, key, waiting["run_id"], {"completed", "failed"})
+        assert "memory_delete failed: denied: keep" in denied["result"], denied
+
+        [item] = (await second.get(ITEMS, headers=bearer(key))).json()["data"]
+        assert item["value"] == "Lisbon"
+        history = await first.get(f"{ITEMS}/{item['item_id']}/history", headers=bearer(key))
+        [entry] = history.json()["data"]
+        assert (entry["action"], entry["run_id"]) == ("written", wrote["run_id"])
+        assert entry["tool_call_id"] == "offline-call-1"
+
+        # Another account, through either process: no item, no history, no search hit.
+        for http in (first, second):
+            assert (await http.get(ITEMS, headers=bearer(stranger))).json()["data"] == []
+            gone = await http.get(f"{ITEMS}/{item['item_id']}/history", headers=bearer(stranger))
+            assert gone.status_code == 404
+            searched = await http.post(
+                "/v1/memory/search", json={"query": "Lisbon"}, headers=bearer(stranger)
+            )
+            assert searched.json()["data"] == []
