@@ -293,11 +293,13 @@ _PARTS = [
 
 # What the server was doing in a sample: the first rule whose text is anywhere in its stack.
 _ACTIVITIES = [
-    ("create_run (atrium/runs/endpoints", "POST a run (endpoint)"),
-    ("run_events (atrium/runs/endpoints", "GET events (endpoint)"),
+    ("create_run (atrium/runs/api/endpoints", "POST a run (endpoint)"),
+    ("run_events (atrium/runs/api/endpoints", "GET events (endpoint)"),
     ("(sse_starlette/", "SSE streaming (sse-starlette, RunEventStream)"),
     ("RunEventStream", "SSE streaming (sse-starlette, RunEventStream)"),
     ("(openai/", "model stream: openai SDK"),
+    ("(atrium/runtime/openai_client", "model stream: atrium's OpenAI-compatible client"),
+    ("(aiohttp/", "model stream: aiohttp"),
     ("(httpcore2/", "model stream: httpx2/httpcore2"),
     ("RunRecorder", "run events: recorder"),
     ("WriteBatcher", "batched writes"),
@@ -311,6 +313,9 @@ _ACTIVITIES = [
     # Not "(uvicorn/": every sample of the main thread has `uvicorn.run` at its root, so that
     # rule named everything unmatched above "uvicorn".
     ("(uvicorn/protocols/", "HTTP: uvicorn"),
+    # What is left with nothing of the above on its stack: the event loop polling (uvloop's
+    # C code under `Runner.run`).
+    ("Runner.run (asyncio/runners", "event loop (polling, callbacks)"),
 ]
 
 
