@@ -21,6 +21,7 @@ from tests.runs.helpers import create_run, wait_finished
 
 AGENTS = "/v1/agents"
 ITEMS = "/v1/memory/items"
+BLOCKS = "/v1/memory/blocks"
 MEMORY = {"read": [["users"]], "write": [["users", "alice"]]}
 
 
@@ -202,6 +203,12 @@ async def test_memory_is_cleared_with_null_and_segments_match_the_store(
     client: httpx.AsyncClient, auth: dict[str, str]
 ) -> None:
     assert SEGMENT_PATTERN == STORE_SEGMENT_PATTERN
+    # Beside the built-in tools (named by text in config.tools).
+    made = await client.post(
+        AGENTS, json={"name": "built-ins", "config": {"memory": MEMORY}}, headers=auth
+    )
+    assert made.status_code == 201, made.text
+    assert made.json()["config"]["tools"] == ["write_artifact", "list_artifacts", "read_artifact"]
     agent_id = await _agent(client, auth, MEMORY)
     changed = await client.put(
         f"{AGENTS}/{agent_id}", json={"config": {"memory": None}}, headers=auth
@@ -238,3 +245,62 @@ async def test_a_tool_write_may_expire(client: httpx.AsyncClient, auth: dict[str
     assert "memory_write failed: ttl_seconds:" in run["result"]
     [item] = (await client.get(ITEMS, headers=auth)).json()["data"]
     assert item["value"] == "2" and item["expires_at"] is not None
+
+
+async def test_block_tools_edit_the_blocks_the_config_names(
+    client: httpx.AsyncClient, auth: dict[str, str], make_key: KeyFactory
+) -> None:
+    made = await client.post(
+        BLOCKS, json={"label": "user", "value": "Name: Sam", "limit": 60}, headers=auth
+    )
+    assert made.status_code == 201, made.text
+    agent_id = await _agent(
+        client, auth, {"blocks": ["user"], "require_approval": ["block_replace"]}
+    )
+    run = await _run(
+        client,
+        auth,
+        agent_id,
+        _call("block_append", label="user", text="Likes: tea"),
+        _call("block_append", label="persona", text="I am kind."),
+        _call("block_append", label="user", text="x" * 100),
+    )
+    assert run["status"] == "completed", run
+    result = run["result"]
+    assert "block_append returned: Block 'user' is at version 2 (20 of 60 characters)." in result
+    assert "block_append failed: block 'persona' is not one this agent may edit" in result
+    assert "over its limit of 60" in result
+    block = (await client.get(f"{BLOCKS}/user", headers=auth)).json()
+    assert (block["value"], block["version"]) == ("Name: Sam\nLikes: tea", 2)
+    history = (await client.get(f"{BLOCKS}/user/history", headers=auth)).json()["data"]
+    assert (history[0]["action"], history[0]["run_id"], history[0]["tool_call_id"]) == (
+        "appended",
+        run["run_id"],
+        "offline-call-1",
+    )
+    written = [e["data"] for e in await events_of(client, auth, run["run_id"])]
+    edits = [data for data in written if "label" in data and "version" in data]
+    assert [(e["label"], e["version"], e["tool_call_id"]) for e in edits] == [
+        ("user", 2, "offline-call-1")
+    ]
+
+    # block_replace waits for approval; denied, the block is unchanged.
+    replace = _call("block_replace", label="user", old_text="tea", new_text="coffee")
+    waiting_run = await create_run(client, auth, replace, agent_id=agent_id)
+    waiting = await wait_status(client, auth, waiting_run["run_id"], "requires_action")
+    [call] = waiting["required_action"]["tool_calls"]
+    assert (call["kind"], call["name"]) == ("approval", "block_replace")
+    answer = {"approvals": [{"tool_call_id": call["id"], "approve": False}]}
+    assert (await act(client, auth, waiting_run["run_id"], answer)).status_code == 200
+    done = await wait_finished(client, auth, waiting_run["run_id"])
+    assert "block_replace failed: denied" in done["result"]
+    assert (await client.get(f"{BLOCKS}/user", headers=auth)).json()["version"] == 2
+
+    # Another account's agent names the same label: it has no such block.
+    other = bearer((await make_key()).key)
+    their_agent = await _agent(client, other, {"blocks": ["user"]})
+    theirs = await _run(
+        client, other, their_agent, _call("block_append", label="user", text="Likes: milk")
+    )
+    assert "block_append failed: no memory block 'user'" in theirs["result"]
+    assert (await client.get(f"{BLOCKS}/user", headers=auth)).json()["version"] == 2

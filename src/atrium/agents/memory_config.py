@@ -181,7 +181,9 @@ def check_tool_names(config: Mapping[str, Any], *, parameter: str) -> None:
     if not config.get("memory"):
         return
     for index, tool in enumerate(config.get("tools") or []):
-        name = tool.get("name") if isinstance(tool, dict) else None
+        if not isinstance(tool, dict):  # a built-in tool's name
+            continue
+        name = tool.get("name")
         if tool.get("type") == "function" and name in MEMORY_TOOLS:
             raise InvalidParameter(
                 parameter,

@@ -1,12 +1,13 @@
 """An agent's memory tools (`config.memory`): `memory_search`, `memory_write`, `memory_delete`
-(docs/decisions/0059-memory-tools.md).
+on items, `block_append` and `block_replace` on blocks (docs/decisions/0059-memory-tools.md).
 
 The tools reach the account's store through the worker's `MemoryStore`, which records each
-write with the run and the call's wire id (the id `tool.called` shows). A namespace outside
-`config.memory` is a failed call the model reads (`ToolFailed`: no retry budget spent), not
-the end of the run. A write under `require_approval` raises `ApprovalRequired` before it is a
-call (`MemoryApprovals`, outside `ObservedToolset`): the run waits (`requires_action`), and
-only an approved call is executed when it resumes; a denied one writes nothing.
+write with the run and the call's wire id (the id `tool.called` shows). A namespace or a
+block label outside `config.memory` is a failed call the model reads (`ToolFailed`: no retry
+budget spent), not the end of the run. A write under `require_approval` raises
+`ApprovalRequired` before it is a call (`MemoryApprovals`, outside `ObservedToolset`): the run
+waits (`requires_action`), and only an approved call is executed when it resumes; a denied one
+writes nothing.
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ from atrium.db.models import EventKind
 from atrium.kit.json_object import JsonObject
 from atrium.runtime.artifact_tools import RunDeps
 from atrium.runtime.observed_calls import ObservedToolset, ToolCallLog, wire_call_id
-from atrium.runtime.sink import MemoryRefused, MemoryStore
+from atrium.runtime.sink import EditedBlock, MemoryRefused, MemoryStore
 
 MAX_SEARCH_LIMIT: Final = 20
 # Searched without a namespace, or under one wider than a readable prefix, this many hits are
@@ -166,19 +167,86 @@ async def memory_delete(ctx: RunContext[RunDeps], namespace: list[str], key: str
     return f"Forgot {key!r} under {_shown(segments)!r} (item {item_id})."
 
 
+def _editable(memory: MemoryConfig, label: str) -> None:
+    if label not in memory["blocks"]:
+        allowed = ", ".join(memory["blocks"]) or "none"
+        raise ToolFailed(
+            f"block {label[:80]!r} is not one this agent may edit (config.memory.blocks: {allowed})"
+        )
+
+
+def _block_edited(ctx: RunContext[RunDeps], block: EditedBlock, call_id: str) -> str:
+    ctx.deps.sink.emit(
+        EventKind.MEMORY_WRITTEN,
+        {
+            "block_id": block.block_id,
+            "label": block.label,
+            "version": block.version,
+            "tool_call_id": call_id,
+        },
+    )
+    return (
+        f"Block {block.label!r} is at version {block.version} "
+        f"({block.chars} of {block.limit} characters)."
+    )
+
+
+async def block_append(ctx: RunContext[RunDeps], label: str, text: str) -> str:
+    """Add text at the end of a memory block (a new line when the block has text already).
+
+    Args:
+        label: The block's label, e.g. `persona`.
+        text: What to add.
+    """
+    memory, store = _store(ctx)
+    _editable(memory, label)
+    call_id = wire_call_id(ctx.tool_call_id or "")
+    await ctx.deps.sink.persist()
+    try:
+        block = await store.append_block(label=label, text=text, tool_call_id=call_id)
+    except MemoryRefused as exc:
+        raise ToolFailed(str(exc)) from None
+    return _block_edited(ctx, block, call_id)
+
+
+async def block_replace(ctx: RunContext[RunDeps], label: str, old_text: str, new_text: str) -> str:
+    """Replace text in a memory block: `old_text` must occur in it exactly once.
+
+    Args:
+        label: The block's label, e.g. `user`.
+        old_text: The text to replace, exactly as the block holds it.
+        new_text: What replaces it; empty removes it.
+    """
+    memory, store = _store(ctx)
+    _editable(memory, label)
+    call_id = wire_call_id(ctx.tool_call_id or "")
+    await ctx.deps.sink.persist()
+    try:
+        block = await store.replace_block(
+            label=label, old_text=old_text, new_text=new_text, tool_call_id=call_id
+        )
+    except MemoryRefused as exc:
+        raise ToolFailed(str(exc)) from None
+    return _block_edited(ctx, block, call_id)
+
+
 _TOOLS: Final[dict[str, Tool[RunDeps]]] = {
     "memory_search": Tool(memory_search, takes_ctx=True),
     "memory_write": Tool(memory_write, takes_ctx=True),
     "memory_delete": Tool(memory_delete, takes_ctx=True),
+    "block_append": Tool(block_append, takes_ctx=True),
+    "block_replace": Tool(block_replace, takes_ctx=True),
 }
 
 
 def tool_names(memory: MemoryConfig) -> list[str]:
     """The memory tools the agent is given: search with readable namespaces, writes with
-    writable ones."""
+    writable ones, block edits with editable blocks."""
     names = ["memory_search"] if memory["read"] else []
     if memory["write"]:
         names += ["memory_write", "memory_delete"]
+    if memory["blocks"]:
+        names += ["block_append", "block_replace"]
     return names
 
 
@@ -187,9 +255,11 @@ def waits(memory: MemoryConfig) -> bool:
     return any(name in WRITE_TOOLS and needs_approval(memory, name) for name in tool_names(memory))
 
 
-def _within_write(memory: MemoryConfig, tool_args: JsonObject) -> bool:
-    """Whether the call would write: one outside `config.memory.write` is refused by the tool
-    at once, nobody is asked to approve it."""
+def _within_write(memory: MemoryConfig, name: str, tool_args: JsonObject) -> bool:
+    """Whether the call would write: one outside `config.memory` is refused by the tool at
+    once, nobody is asked to approve it."""
+    if name in ("block_append", "block_replace"):
+        return tool_args.get("label") in memory["blocks"]
     namespace = tool_args.get("namespace")
     return isinstance(namespace, list) and bool(namespace) and allows(memory["write"], namespace)
 
@@ -212,7 +282,7 @@ class MemoryApprovals(WrapperToolset[RunDeps]):
             not ctx.tool_call_approved
             and name in WRITE_TOOLS
             and needs_approval(self.memory, name)
-            and _within_write(self.memory, tool_args)
+            and _within_write(self.memory, name, tool_args)
         ):
             raise ApprovalRequired(metadata={"name": name})
         return await super().call_tool(name, tool_args, ctx, tool)

@@ -59,6 +59,17 @@ class FoundMemory:
     value: Any
 
 
+@dataclass(frozen=True, slots=True)
+class EditedBlock:
+    """A memory block after a tool's edit: its new version and how full it is."""
+
+    block_id: str
+    label: str
+    version: int
+    chars: int
+    limit: int
+
+
 class MemoryStore(Protocol):
     """The account's memory, as a run's memory tools reach it (`runtime.memory_tools`); each
     write and delete is recorded with the run and `tool_call_id` (the worker implements it)."""
@@ -80,3 +91,11 @@ class MemoryStore(Protocol):
 
     async def delete(self, *, namespace: list[str], key: str, tool_call_id: str) -> str | None:
         """Forget the item under (namespace, key); its id, or None when there was none."""
+
+    async def append_block(self, *, label: str, text: str, tool_call_id: str) -> EditedBlock:
+        """Add `text` at the end of the account's block `label` (a new version)."""
+
+    async def replace_block(
+        self, *, label: str, old_text: str, new_text: str, tool_call_id: str
+    ) -> EditedBlock:
+        """Replace `old_text`, found exactly once in the block, by `new_text`."""

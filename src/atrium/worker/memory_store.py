@@ -10,11 +10,14 @@ from typing import Any
 from pydantic import ValidationError
 
 from atrium.db.engine import Database
+from atrium.db.models import MemoryBlock
 from atrium.errors import InvalidParameter
 from atrium.memory import service
+from atrium.memory.blocks import service as blocks
+from atrium.memory.blocks.errors import BlockNotFound
 from atrium.memory.errors import MemoryItemNotFound
 from atrium.memory.schemas import MemoryPut, MemorySearch
-from atrium.runtime.sink import FoundMemory, MemoryRefused
+from atrium.runtime.sink import EditedBlock, FoundMemory, MemoryRefused
 
 
 def _refused(exc: ValidationError) -> MemoryRefused:
@@ -86,5 +89,40 @@ class RunMemoryStore:
         except InvalidParameter as exc:
             raise MemoryRefused(exc.message) from None
 
+    async def append_block(self, *, label: str, text: str, tool_call_id: str) -> EditedBlock:
+        try:
+            async with self.db.transaction() as session:
+                block = await blocks.append_text(
+                    session,
+                    account_id=self.account_id,
+                    label=label,
+                    text=text,
+                    writer=self._writer(tool_call_id),
+                )
+                return _edited(block)
+        except (BlockNotFound, InvalidParameter) as exc:
+            raise MemoryRefused(exc.message) from None
+
+    async def replace_block(
+        self, *, label: str, old_text: str, new_text: str, tool_call_id: str
+    ) -> EditedBlock:
+        try:
+            async with self.db.transaction() as session:
+                block = await blocks.replace_text(
+                    session,
+                    account_id=self.account_id,
+                    label=label,
+                    old_text=old_text,
+                    new_text=new_text,
+                    writer=self._writer(tool_call_id),
+                )
+                return _edited(block)
+        except (BlockNotFound, InvalidParameter) as exc:
+            raise MemoryRefused(exc.message) from None
+
     def _writer(self, tool_call_id: str) -> service.Writer:
         return service.Writer(run_id=self.run_id, tool_call_id=tool_call_id)
+
+
+def _edited(block: MemoryBlock) -> EditedBlock:
+    return EditedBlock(block.id, block.label, block.version, len(block.value), block.char_limit)
