@@ -126,7 +126,7 @@ def _prefix_list(description: str) -> Any:
 
 
 class MemoryConfigDocument(BaseModel):
-    """The agent's memory tools (docs/guide/memory.md#agents-with-memory): `memory_search`
+    """The agent's memory tools (docs/guide/memory.md#7-agents-with-memory): `memory_search`
     under `read`, `memory_write`/`memory_delete` under `write`, `block_append`/
     `block_replace` on `blocks`."""
 
