@@ -19,6 +19,7 @@ DEFAULT_CONFIG = {
     "output_schema": None,
     "context_budget": None,
     "memory": None,
+    "blocks": [],
 }
 
 
@@ -61,6 +62,7 @@ async def test_create_with_a_full_config(client: httpx.AsyncClient, auth: dict[s
         "output_schema": None,
         "context_budget": None,
         "memory": None,
+        "blocks": [],
     }
 
 

@@ -177,6 +177,7 @@ def test_agents_get_update_delete(cli: Atrium, tmp_path: Path) -> None:
         "output_schema": schema,
         "context_budget": None,
         "memory": None,
+        "blocks": [],
     }
     # The schema from stdin.
     piped = cli("agents", "update", agent_id, "--output-schema-file", "-", "--json", input="{}")

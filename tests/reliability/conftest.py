@@ -117,6 +117,8 @@ class Seeded:
     schedule_id: str = ""
     file_id: str = ""
     memory_item_id: str = ""
+    # Of the account's tag: another account's block under the same label would be its own.
+    block_label: str = ""
     alias: str = "prod"
     extra: dict[str, Any] = field(default_factory=dict)
 
@@ -197,6 +199,13 @@ async def seed_account(
         headers=headers,
     )
     assert alias.status_code == 201, alias.text
+    seeded.block_label = f"persona-{tag}"
+    block = await client.post(
+        "/v1/memory/blocks",
+        json={"label": seeded.block_label, "value": f"seeded {tag}"},
+        headers=headers,
+    )
+    assert block.status_code == 201, block.text
     return seeded
 
 
@@ -216,6 +225,7 @@ def path_values(seeded: Seeded, template: str) -> dict[str, str]:
         "item_id": seeded.memory_item_id,
         "number": "1",
         "alias": seeded.alias,
+        "label": seeded.block_label,
     }
 
 
@@ -237,6 +247,8 @@ def resource_paths(seeded: Seeded) -> dict[str, str]:
         "memory_item_history": f"/v1/memory/items/{seeded.memory_item_id}/history",
         "agent_version": f"/v1/agents/{seeded.agent_id}/versions/1",
         "agent_alias": f"/v1/agents/{seeded.agent_id}/aliases/{seeded.alias}",
+        "memory_block": f"/v1/memory/blocks/{seeded.block_label}",
+        "memory_block_history": f"/v1/memory/blocks/{seeded.block_label}/history",
     }
     if seeded.run_id:
         run = f"{RUNS}/{seeded.run_id}"

@@ -92,6 +92,9 @@ async def _target(backend: str, database_url: str, quiet_dns: DNSServer) -> Fuzz
         rate_limit_standard="1000000/hour",
         rate_limit_anonymous="1000000/hour",
         webhook_max_endpoints_per_account=1_000_000,  # a quota is state, not schema
+        # A deployment's bound under the schema's (1,000,000), as a quota is.
+        memory_block_max_chars=1_000_000,
+        memory_block_max_per_account=1_000_000,
         # MCP headers are secrets, which PostgreSQL deployments store only with a key.
         secrets_key=base64.urlsafe_b64encode(secrets.token_bytes(32)).decode(),
         dns_nameservers=[quiet_dns.address],  # a domain's verification asks only loopback
@@ -260,6 +263,21 @@ def _usable_range(case: Case) -> None:
         query["start_date"] = end.isoformat()
 
 
+def _fitting_block(case: Case) -> None:
+    """A positive block body's `value` fits its `limit` (a rule between two fields, or, for an
+    update without a new value, the block's current text: none a schema can state)."""
+    if case.meta is None or not case.meta.generation.mode.is_positive:
+        return
+    if not case.operation.path.startswith("/v1/memory/blocks") or not isinstance(case.body, dict):
+        return
+    body = case.body
+    if case.method.upper() == "PATCH":
+        body["value"] = body.get("value") if isinstance(body.get("value"), str) else ""
+    value, limit = body.get("value", ""), body.get("limit", 2_000)
+    if isinstance(value, str) and isinstance(limit, int) and len(value) > limit:
+        body["limit"] = max(len(value), 1)
+
+
 def _consistent_tools(case: Case) -> None:
     """A positive agent config names each tool once, and its MCP tool asks approval for, and
     declares idempotent, only tools it allows: rules between entries and fields that OpenAPI
@@ -413,6 +431,7 @@ def keeps_its_contract(case: Case, senders: list[Sender]) -> None:
     _consistent_tools(case)
     _storable_output_schema(case)
     _usable_schedule(case)
+    _fitting_block(case)
     _send_to_each(case, senders)
 
 

@@ -33,6 +33,7 @@ _BODIES: dict[tuple[str, str], dict[str, Any]] = {
     ("PUT", "/v1/providers/{provider}"): {"json": {"name": "stolen"}},
     ("PUT", "/v1/schedules/{schedule_id}"): {"json": {"prompt": "stolen"}},
     ("PUT", "/v1/agents/{agent_id}/aliases/{alias}"): {"json": {"version": 1}},
+    ("PATCH", "/v1/memory/blocks/{label}"): {"json": {"value": "stolen"}},
     ("GET", "/v1/agents/{agent_id}/versions/{number}/diff"): {"params": {"against": "1"}},
     ("POST", "/api/v1/public/agent/runs/{run_id}/actions"): {
         "json": {"tool_outputs": [{"tool_call_id": "call_1", "output": "stolen"}]}

@@ -64,6 +64,8 @@ class AgentConfig(TypedDict, total=False):
     context_budget: int | None
     # None (or absent): the agent has no memory tools.
     memory: MemoryConfig | None
+    # Labels of the memory blocks rendered into every run's instructions (absent: none).
+    blocks: list[str]
 
 
 def stored_config(value: Mapping[str, Any]) -> AgentConfig:

@@ -15,6 +15,7 @@ from pydantic import (
     field_validator,
 )
 
+from atrium.agents.block_config import BlocksField
 from atrium.agents.config import (
     DEFAULT_MODEL,
     MAX_CONTEXT_BUDGET,
@@ -145,6 +146,12 @@ class AgentConfigIn(_Strict):
         description="The agent's memory tools: namespaces they may read and write, blocks "
         "they may edit, writes that wait for approval (docs/guide/memory.md). null: none.",
     )
+    blocks: BlocksField = Field(
+        default_factory=list,
+        description="Labels of memory blocks (`/v1/memory/blocks`) rendered into every run's "
+        "instructions, read when the run executes (docs/guide/memory.md#blocks); a label "
+        "without a block renders nothing.",
+    )
 
     def given(self) -> dict[str, Any]:
         """Only the keys the client sent."""
@@ -199,6 +206,9 @@ class AgentConfigOut(BaseModel):
     output_schema: dict[str, Any] | None = None
     context_budget: int | None = None
     memory: MemoryConfigDocument | None = None
+    blocks: list[str] = Field(
+        default_factory=list, description="Memory blocks rendered into every run's instructions."
+    )
 
     @classmethod
     def of(cls, config: dict[str, Any]) -> AgentConfigOut:

@@ -206,6 +206,8 @@ class AgentConfig(_Model):
     # The agent's memory tools: `read`, `write` (namespace prefixes), `blocks`,
     # `require_approval`; None: no memory tools.
     memory: dict[str, Any] | None = None
+    # Labels of the memory blocks rendered into every run's instructions.
+    blocks: list[str] = Field(default_factory=list)
 
 
 class Agent(_Model):
@@ -386,6 +388,14 @@ class RequiredAction(_Model):
     tool_calls: list[PendingToolCall]
 
 
+class BlockSeen(_Model):
+    """A memory block version a run's instructions were rendered from."""
+
+    label: str
+    block_id: str
+    version: int
+
+
 class Run(_Model):
     """A run; `result`, `artifacts`, `billing` are set once it is finished, `error` if failed."""
 
@@ -406,6 +416,8 @@ class Run(_Model):
     input: list[dict[str, Any]] | None = None
     schedule_id: str | None = None  # the schedule whose firing queued the run
     agent_version: int | None = None  # the agent version whose config the run executes
+    # The memory blocks rendered into its instructions, at the versions it read.
+    memory_blocks: list[BlockSeen] | None = None
     result: str | dict[str, Any] | None = None  # an object with an output schema
     artifacts: list[Artifact] | None = None
     billing: Billing | None = None

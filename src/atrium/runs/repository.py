@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, TypedDict, cast
 
-from sqlalchemy import Connection, Table, bindparam, delete, insert, inspect, select
+from sqlalchemy import Connection, Table, bindparam, delete, insert, inspect, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm import Session, defer
 
@@ -349,3 +349,18 @@ async def thread_artifact(session: AsyncSession, *, thread_id: str, name: str) -
         .order_by(Artifact.created_at.desc())
         .limit(1)
     )
+
+
+async def record_memory_blocks(
+    session: AsyncSession, *, run_id: str, owner: str, seen: list[Any]
+) -> bool:
+    """The block versions the run's instructions were rendered from (`runs.memory_blocks`),
+    written while `owner` holds the run's lease; False (nothing written) once it lost it."""
+    written = await session.scalar(
+        update(Run)
+        .where(Run.id == run_id, Run.lease_owner == owner)
+        .values(memory_blocks=seen)
+        .returning(Run.id)
+        .execution_options(synchronize_session=False)
+    )
+    return written is not None

@@ -24,6 +24,7 @@ from atrium.runtime.cancellation import RunCancellation
 from atrium.runtime.executor import RunOutcome, RunSpec, Runtime, history_from_json
 from atrium.runtime.lost_calls import LostCall, lost_calls
 from atrium.worker import parked_runs
+from atrium.worker.memory_blocks import with_blocks
 from atrium.worker.memory_store import RunMemoryStore
 from atrium.worker.recorder import LeaseLost, RunRecorder
 
@@ -68,10 +69,13 @@ class RunExecution:
                 if ended is None:
                     raise
                 return ended
+            config = await with_blocks(
+                self.recorder.db, claim=self.claim, owner=self.recorder.owner
+            )
             spec = RunSpec(
                 run_id=self.claim.run_id,
                 prompt=self.claim.prompt,
-                config=self.claim.config,
+                config=config,
                 history=history_from_json(history),
                 resume=await parked_runs.resume_of(self.recorder.db, self.claim),
                 target=target,

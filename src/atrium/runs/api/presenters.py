@@ -14,6 +14,7 @@ from atrium.runs.api import service
 from atrium.runs.api.schemas import (
     ArtifactOut,
     Billing,
+    BlockSeen,
     RequiredAction,
     RunError,
     RunOut,
@@ -80,6 +81,8 @@ def run_out(settings: Settings, run: Run, artifacts: Sequence[Artifact] = ()) ->
         out.schedule_id = run.schedule_id
     if run.agent_version is not None:
         out.agent_version = run.agent_version
+    if run.memory_blocks is not None:
+        out.memory_blocks = [BlockSeen.model_validate(seen) for seen in run.memory_blocks]
     if run.status == "requires_action" and run.required_action is not None:
         out.required_action = RequiredAction.model_validate(run.required_action)
     if run.status in TERMINAL_STATUSES:

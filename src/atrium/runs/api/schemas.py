@@ -168,6 +168,14 @@ class RunActions(BaseModel):
     approvals: list[Approval] = Field(default_factory=list, max_length=128)
 
 
+class BlockSeen(BaseModel):
+    """A memory block version a run's instructions were rendered from."""
+
+    label: str
+    block_id: str
+    version: int
+
+
 class RunOut(BaseModel):
     """A run. `result`, `artifacts`, `billing` appear once it is finished; `error` if failed."""
 
@@ -196,6 +204,11 @@ class RunOut(BaseModel):
         None,
         description="The agent version whose config the run executes (`agt_…@3`, an alias's "
         "or the live one); absent on runs from before agents had versions.",
+    )
+    memory_blocks: list[BlockSeen] | None = Field(
+        None,
+        description="The memory blocks (`config.blocks`) rendered into the run's instructions, "
+        "each at the version its last execution read; absent when its agent has none.",
     )
     result: str | JsonObject | None = Field(
         None, description="The final text, or a JSON object when the agent has an output schema."
