@@ -149,7 +149,7 @@ class AgentConfigIn(_Strict):
     blocks: BlocksField = Field(
         default_factory=list,
         description="Labels of memory blocks (`/v1/memory/blocks`) rendered into every run's "
-        "instructions, read when the run executes (docs/guide/memory.md#blocks); a label "
+        "instructions, read when the run executes (docs/guide/memory.md#8-blocks); a label "
         "without a block renders nothing.",
     )
 

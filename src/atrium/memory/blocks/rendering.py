@@ -1,6 +1,6 @@
 """How blocks appear in a run's instructions, and what the run records of them.
 
-The format (docs/guide/memory.md#blocks): the agent's instructions, a blank line, then
+The format (docs/guide/memory.md#8-blocks): the agent's instructions, a blank line, then
 
     <memory_blocks>
     <block label="persona" version="3" chars="41" limit="2000">
