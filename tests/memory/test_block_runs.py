@@ -5,6 +5,7 @@ sharing the block; the run records the versions it saw. And the writes of the bl
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -111,6 +112,42 @@ async def test_an_edit_is_seen_by_the_next_run_of_each_agent_sharing_the_block(
     # The run as it was finished keeps the versions it saw.
     again = (await client.get(f"{RUNS}/{done['run_id']}", headers=auth)).json()
     assert [block["version"] for block in again["memory_blocks"]] == [1, 1]
+
+
+async def test_runs_through_the_agent_graph_see_the_blocks_too(
+    client: httpx.AsyncClient, auth: dict[str, str]
+) -> None:
+    # With a tool the run goes through the agent graph instead of a single request.
+    await _block(client, auth, label="persona", value="graph persona")
+    agent_id = await _agent(client, auth, ["persona"], tools=["list_artifacts"])
+    done = await _run(client, auth, agent_id)
+    assert done["result"].endswith(
+        '<block label="persona" version="1" chars="13" limit="2000">\ngraph persona\n</block>\n'
+        "</memory_blocks>"
+    )
+
+
+async def test_concurrent_appends_each_keep_the_others(
+    client: httpx.AsyncClient, auth: dict[str, str], api_key: IssuedKey, db: Database
+) -> None:
+    await _block(client, auth, label="log", value="")
+
+    async def append(index: int) -> None:
+        async with db.transaction() as session:
+            await service.append_text(
+                session,
+                account_id=api_key.account_id,
+                label="log",
+                text=f"line {index}",
+                writer=Writer(run_id=f"run_{index}", tool_call_id="call"),
+            )
+
+    await asyncio.gather(*(append(index) for index in range(8)))
+    block = (await client.get(f"{BLOCKS}/log", headers=auth)).json()
+    assert block["version"] == 9
+    assert sorted(block["value"].split("\n")) == sorted(f"line {index}" for index in range(8))
+    history = (await client.get(f"{BLOCKS}/log/history", headers=auth)).json()["data"]
+    assert sorted(entry["version"] for entry in history) == list(range(1, 10))
 
 
 async def test_missing_deleted_and_other_accounts_blocks_render_nothing(
