@@ -53,6 +53,7 @@ from tests.reliability.conftest import (
     Seeded,
     error_problem,
     leak_problem,
+    path_values,
     seed_account,
 )
 
@@ -140,18 +141,24 @@ def _real_ids(case: Case, seeded: Seeded) -> None:
         return
     if case.meta is None or not case.meta.generation.mode.is_positive:
         return
-    path = case.operation.path
     params = case.path_parameters
-    if "id" in params:
-        params["id"] = str(seeded.space_id if "/spaces/" in path else seeded.domain_id)
-    if "agent_id" in params:
-        params["agent_id"] = seeded.agent_id
-    if "run_id" in params:
-        params["run_id"] = seeded.run_id
-    if "artifact_id" in params:
-        params["artifact_id"] = seeded.artifact_id
-    if "webhook_id" in params:
-        params["webhook_id"] = seeded.webhook_id
+    for name, value in path_values(seeded, case.operation.path).items():
+        if name in params:
+            params[name] = value
+
+
+def _real_versions(case: Case) -> None:
+    """A positive alias body points at versions the agent has: its first (whether a version
+    number exists, no schema can state)."""
+    body = case.body
+    if "/aliases/" not in case.operation.path or not isinstance(body, dict):
+        return
+    if case.meta is None or not case.meta.generation.mode.is_positive:
+        return
+    if "version" in body:
+        body["version"] = 1
+    if isinstance(body.get("split"), dict) and "version" in body["split"]:
+        body["split"]["version"] = 1
 
 
 def _real_inputs(case: Case, seeded: Seeded) -> None:
@@ -213,12 +220,13 @@ load_all_checks()
 # Every check schemathesis has (positive data acceptance, unsupported methods and their `Allow`,
 # missing required headers, ignored auth, ...), the negative-data one as sent.
 def _is_taken(response: Response) -> bool:
-    """A unique name already in use (phpShort's 400 `has already been taken`): the state of the
-    account, which no schema can state, refused what the schema allows."""
+    """The state of the account, which no schema can state, refused what the schema allows: a
+    unique name already in use (phpShort's 400 `has already been taken`), or a provider's
+    stored secret not sent again with a new base_url (an earlier example stored one)."""
     if response.status_code != 400:
         return False
     message: str = response.json()["error"]["message"]
-    return message.endswith("has already been taken")
+    return message.endswith(("has already been taken", "when base_url changes"))
 
 
 def positive_data_acceptance_but_taken(
@@ -400,6 +408,7 @@ def _send_to_each(case: Case, senders: list[Sender]) -> None:
         case.path_parameters.update(generated)
         _real_ids(case, target.seeded)
         _real_inputs(case, target.seeded)
+        _real_versions(case)
         # Checks that send requests of their own (`ignored_auth`'s probes without the key) pick
         # the schema's transport: the ASGI one, to this app.
         case.operation.schema.app = target.app
