@@ -3,7 +3,8 @@ one PostgreSQL database. An agent with memory tools (the offline model's script)
 fact in a thread created through one API process, and finds it in a thread created through the
 other; an approval-gated write made through one is denied through the other and writes nothing;
 the provenance read through either names the run and the tool call; another account sees
-nothing."""
+nothing; a block shared by two agents, edited by one agent's tool through one process, is the
+version the other agent's next run sees through the other."""
 
 from __future__ import annotations
 
@@ -92,3 +93,44 @@ async def test_memory_through_two_api_processes(topology: Topology) -> None:
                 "/v1/memory/search", json={"query": "Lisbon"}, headers=bearer(stranger)
             )
             assert searched.json()["data"] == []
+
+
+async def test_a_shared_block_edited_through_one_process_is_seen_through_the_other(
+    topology: Topology,
+) -> None:
+    one, two = topology.api(), topology.api()
+    topology.worker()
+    key = topology.new_key()
+    async with (
+        httpx.AsyncClient(base_url=one.url, timeout=30) as first,
+        httpx.AsyncClient(base_url=two.url, timeout=30) as second,
+    ):
+        block = {"label": "team", "value": "The team meets on Mondays."}
+        made = await first.post("/v1/memory/blocks", json=block, headers=bearer(key))
+        assert made.status_code == 201, made.text
+        editor_config = {"tools": [], "blocks": ["team"], "memory": {"blocks": ["team"]}}
+        editor = await first.post(
+            "/v1/agents", json={"name": "editor", "config": editor_config}, headers=bearer(key)
+        )
+        reader = await second.post(
+            "/v1/agents",
+            json={"name": "reader", "config": {"tools": [], "blocks": ["team"]}},
+            headers=bearer(key),
+        )
+        before = await _run(second, key, reader.json()["agent_id"], "When do we meet?")
+        assert [(seen["label"], seen["version"]) for seen in before["memory_blocks"]] == [
+            ("team", 1)
+        ]
+
+        append = _call("block_append", label="team", text="Fridays too, from December.")
+        edited = await _run(first, key, editor.json()["agent_id"], append)
+        assert "block_append returned" in edited["result"], edited
+        after = await _run(second, key, reader.json()["agent_id"], "When do we meet now?")
+        assert [(seen["label"], seen["version"]) for seen in after["memory_blocks"]] == [
+            ("team", 2)
+        ]
+        shown = (await second.get("/v1/memory/blocks/team", headers=bearer(key))).json()
+        assert shown["value"] == "The team meets on Mondays.\nFridays too, from December."
+        history = await first.get("/v1/memory/blocks/team/history", headers=bearer(key))
+        newest = history.json()["data"][0]
+        assert (newest["action"], newest["run_id"]) == ("appended", edited["run_id"])
