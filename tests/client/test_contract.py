@@ -58,6 +58,12 @@ from atrium.client.records import (
     FileDeleted,
     FilePage,
     KeyInfo,
+    MemoryHistory,
+    MemoryHistoryEntry,
+    MemoryItem,
+    MemoryItemDeleted,
+    MemoryItemPage,
+    MemorySearchResult,
     Page,
     PageLinks,
     PageMeta,
@@ -170,6 +176,12 @@ RECORDS: dict[Record, tuple[str, ...]] = {
     ScheduleFiring: ("FiringOut",),
     ScheduleFiringPage: ("FiringList",),
     ScheduleUsage: ("ScheduleUsage",),
+    MemoryItem: ("MemoryItemOut",),
+    MemoryItemPage: ("MemoryItemList",),
+    MemorySearchResult: ("MemorySearchResult",),
+    MemoryItemDeleted: ("MemoryItemDeleted",),
+    MemoryHistoryEntry: ("MemoryHistoryEntry",),
+    MemoryHistory: ("MemoryHistory",),
 }
 
 # Server fields no client record has (they stay in `model_extra`): (component, field).
@@ -309,6 +321,16 @@ CALLS: dict[str, tuple[Call[Any], Reads]] = {
     "trigger_schedule": (_calls.trigger_schedule("sch_1"), Reads(ScheduleFiring)),
     "schedule_firings": (_calls.schedule_firings("sch_1"), Reads(ScheduleFiringPage)),
     "schedule_usage": (_calls.schedule_usage("sch_1"), Reads(ScheduleUsage)),
+    "put_memory": (_calls.put_memory("users/alice", "k", {"a": 1}, "t", 60), Reads(MemoryItem)),
+    "get_memory": (_calls.get_memory("mem_1"), Reads(MemoryItem)),
+    "get_memory_by_key": (_calls.get_memory_by_key(["users"], "k"), Reads(MemoryItem)),
+    "list_memory": (_calls.list_memory("users", 10, "c"), Reads(MemoryItemPage)),
+    "search_memory": (
+        _calls.search_memory("tea", "users", 5, {"a": 1}),
+        Reads(MemorySearchResult),
+    ),
+    "delete_memory": (_calls.delete_memory("mem_1"), Reads(MemoryItemDeleted)),
+    "memory_history": (_calls.memory_history("mem_1"), Reads(MemoryHistory)),
 }
 
 

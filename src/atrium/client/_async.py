@@ -48,6 +48,10 @@ from atrium.client.records import (
     FileDeleted,
     FilePage,
     IfBusy,
+    MemoryHistoryEntry,
+    MemoryItem,
+    MemoryItemDeleted,
+    MemoryItemPage,
     Page,
     PendingToolCall,
     Provider,
@@ -132,6 +136,7 @@ class AsyncClient:
         self.webhooks = Webhooks(self)
         self.providers = Providers(self)
         self.schedules = Schedules(self)
+        self.memory = Memory(self)
 
     async def account(self) -> Account:
         """The account and key tier this client's API key acts for."""
@@ -1001,3 +1006,74 @@ class Schedules(_Resource):
     ) -> ScheduleUsage:
         """What the schedule's finished runs used, per UTC day (default: the last 30 days)."""
         return await self._client.send(calls.schedule_usage(schedule_id, start_date, end_date))
+
+
+class Memory(_Resource):
+    """`/v1/memory`: items agents and people remember across threads, with their history.
+
+    A namespace is a list of segments or a text joining them with '/' (`"users/alice"`)."""
+
+    async def put(
+        self,
+        namespace: str | Sequence[str],
+        key: str,
+        value: Any,
+        *,
+        text: str | None = None,
+        ttl_seconds: int | None = None,
+    ) -> MemoryItem:
+        """Create the item under (`namespace`, `key`) or replace its value (same `item_id`);
+        `text` is what search reads (default: the value's text), `ttl_seconds` its lifetime."""
+        return await self._client.send(calls.put_memory(namespace, key, value, text, ttl_seconds))
+
+    async def get(self, item_id: str) -> MemoryItem:
+        """A live item (`NotFoundError` once deleted or expired)."""
+        return await self._client.send(calls.get_memory(item_id))
+
+    async def get_by_key(self, namespace: str | Sequence[str], key: str) -> MemoryItem:
+        """The live item under (`namespace`, `key`)."""
+        return await self._client.send(calls.get_memory_by_key(namespace, key))
+
+    async def list(
+        self,
+        *,
+        namespace_prefix: str | Sequence[str] | None = None,
+        limit: int | None = None,
+        cursor: str | None = None,
+    ) -> MemoryItemPage:
+        """A page of live items under `namespace_prefix` (default: all), newest first."""
+        return await self._client.send(calls.list_memory(namespace_prefix, limit, cursor))
+
+    async def iter_all(
+        self, *, namespace_prefix: str | Sequence[str] | None = None, limit: int | None = None
+    ) -> AsyncIterator[MemoryItem]:
+        """Every live item under `namespace_prefix`, newest first, following the cursor."""
+        async for page in self._pages(
+            lambda cursor: calls.list_memory(namespace_prefix, limit, cursor)
+        ):
+            for item in page.data:
+                yield item
+
+    async def search(
+        self,
+        query: str,
+        *,
+        namespace_prefix: str | Sequence[str] | None = None,
+        limit: int | None = None,
+        filter: Mapping[str, Any] | None = None,
+    ) -> builtins.list[MemoryItem]:
+        """Live items whose text holds every word of `query`, best first; `filter` keeps
+        values holding each of its top-level fields with an equal value."""
+        result = await self._client.send(
+            calls.search_memory(query, namespace_prefix, limit, filter)
+        )
+        return result.data
+
+    async def delete(self, item_id: str) -> MemoryItemDeleted:
+        """Forget the item; its history keeps the delete and who made it."""
+        return await self._client.send(calls.delete_memory(item_id))
+
+    async def history(self, item_id: str) -> builtins.list[MemoryHistoryEntry]:
+        """Every write and delete of the item, newest first, each with its API key or its run
+        and tool call (also after the item is deleted)."""
+        return (await self._client.send(calls.memory_history(item_id))).data

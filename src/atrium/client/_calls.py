@@ -31,6 +31,11 @@ from atrium.client.records import (
     FileDeleted,
     FilePage,
     IfBusy,
+    MemoryHistory,
+    MemoryItem,
+    MemoryItemDeleted,
+    MemoryItemPage,
+    MemorySearchResult,
     Page,
     PendingToolCall,
     Provider,
@@ -640,3 +645,73 @@ def schedule_usage(
     )
     path = f"{SCHEDULES_PATH}/{schedule_id}/usage"
     return Call("GET", path, parse_model(ScheduleUsage), params=params)
+
+
+# --- memory ---------------------------------------------------------------------------------------
+MEMORY_PATH = "/v1/memory"
+
+
+def namespace_text(namespace: str | Sequence[str]) -> str:
+    """A namespace as the query string takes it: segments joined by '/'."""
+    return namespace if isinstance(namespace, str) else "/".join(namespace)
+
+
+def namespace_list(namespace: str | Sequence[str]) -> list[str]:
+    """A namespace as a body takes it: its segments ('users/alice' is two)."""
+    return (
+        [part for part in namespace.split("/") if part]
+        if isinstance(namespace, str)
+        else list(namespace)
+    )
+
+
+def put_memory(
+    namespace: str | Sequence[str],
+    key: str,
+    value: Any,
+    text: str | None = None,
+    ttl_seconds: int | None = None,
+) -> Call[MemoryItem]:
+    body = {"namespace": namespace_list(namespace), "key": key, "value": value}
+    body.update(compact(text=text, ttl_seconds=ttl_seconds))
+    return Call("PUT", f"{MEMORY_PATH}/items", parse_model(MemoryItem), json=body)
+
+
+def get_memory(item_id: str) -> Call[MemoryItem]:
+    return Call("GET", f"{MEMORY_PATH}/items/{item_id}", parse_model(MemoryItem))
+
+
+def get_memory_by_key(namespace: str | Sequence[str], key: str) -> Call[MemoryItem]:
+    params = {"namespace": namespace_text(namespace), "key": key}
+    return Call("GET", f"{MEMORY_PATH}/items/by-key", parse_model(MemoryItem), params=params)
+
+
+def list_memory(
+    namespace_prefix: str | Sequence[str] | None = None,
+    limit: int | None = None,
+    cursor: str | None = None,
+) -> Call[MemoryItemPage]:
+    prefix = namespace_text(namespace_prefix) if namespace_prefix is not None else None
+    params = compact(namespace_prefix=prefix, limit=limit, cursor=cursor)
+    return Call("GET", f"{MEMORY_PATH}/items", parse_model(MemoryItemPage), params=params)
+
+
+def search_memory(
+    query: str,
+    namespace_prefix: str | Sequence[str] | None = None,
+    limit: int | None = None,
+    filter: Mapping[str, Any] | None = None,
+) -> Call[MemorySearchResult]:
+    body: dict[str, Any] = {"query": query}
+    if namespace_prefix is not None:
+        body["namespace_prefix"] = namespace_list(namespace_prefix)
+    body.update(compact(limit=limit, filter=dict(filter) if filter is not None else None))
+    return Call("POST", f"{MEMORY_PATH}/search", parse_model(MemorySearchResult), json=body)
+
+
+def delete_memory(item_id: str) -> Call[MemoryItemDeleted]:
+    return Call("DELETE", f"{MEMORY_PATH}/items/{item_id}", parse_model(MemoryItemDeleted))
+
+
+def memory_history(item_id: str) -> Call[MemoryHistory]:
+    return Call("GET", f"{MEMORY_PATH}/items/{item_id}/history", parse_model(MemoryHistory))

@@ -32,6 +32,12 @@ __all__ = [
     "FileDeleted",
     "FilePage",
     "KeyInfo",
+    "MemoryHistory",
+    "MemoryHistoryEntry",
+    "MemoryItem",
+    "MemoryItemDeleted",
+    "MemoryItemPage",
+    "MemorySearchResult",
     "MessageDelta",
     "Page",
     "PageLinks",
@@ -872,3 +878,56 @@ class ThreadCompaction(_Model):
     text: str | None = None
     through_run_id: str | None = None
     billing: SummaryBilling | None = None
+
+
+class MemoryItem(_Model):
+    """A remembered item: a JSON `value` under (`namespace`, `key`), `text` what search reads."""
+
+    item_id: str
+    namespace: list[str]
+    key: str
+    value: Any
+    text: str | None
+    expires_at: datetime | None
+    created_at: datetime
+    updated_at: datetime
+
+
+class MemoryItemPage(_Model):
+    """A page of memory items, newest first; pass `next_cursor` as `cursor` for the next one."""
+
+    data: list[MemoryItem]
+    has_more: bool
+    next_cursor: str | None
+
+
+class MemorySearchResult(_Model):
+    """The items a search found, best first."""
+
+    data: list[MemoryItem]
+
+
+class MemoryItemDeleted(_Model):
+    item_id: str
+    deleted: bool = True
+
+
+class MemoryHistoryEntry(_Model):
+    """One write or delete of an item: by an API key (`api_key_id`) or by a run's tool call
+    (`run_id`, `tool_call_id`)."""
+
+    action: str
+    namespace: list[str]
+    key: str
+    value: Any
+    api_key_id: int | None
+    run_id: str | None
+    tool_call_id: str | None
+    created_at: datetime
+
+
+class MemoryHistory(_Model):
+    """Every write and delete of an item, newest first."""
+
+    item_id: str
+    data: list[MemoryHistoryEntry]

@@ -13,6 +13,7 @@ from atrium.client.cli.agents import agents_app
 from atrium.client.cli.artifacts import artifacts_app
 from atrium.client.cli.domains import domains_app
 from atrium.client.cli.files import files_app
+from atrium.client.cli.memory import memory_app
 from atrium.client.cli.providers import providers_app
 from atrium.client.cli.runs import run, runs_app
 from atrium.client.cli.schedules import schedules_app
@@ -31,6 +32,7 @@ def register(app: typer.Typer) -> None:
     app.add_typer(threads_app, name="threads")
     app.add_typer(artifacts_app, name="artifacts")
     app.add_typer(files_app, name="files")
+    app.add_typer(memory_app, name="memory")
     app.add_typer(agents_app, name="agents")
     app.add_typer(webhooks_app, name="webhooks")
     app.add_typer(providers_app, name="providers")
