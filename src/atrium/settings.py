@@ -477,6 +477,16 @@ class Settings(BaseSettings):
         "(exported and shown on the dashboard's waterfall).",
     )
 
+    # --- memory ----------------------------------------------------------------------------------
+    embeddings_model: str | None = Field(
+        None,
+        pattern=r"^(offline|openai:\S{1,200}|openai-compatible:\S{1,200})$",
+        description="Embeddings of memory items, for search by meaning (docs/guide/memory.md): "
+        "`offline` (built in, deterministic, 384 dimensions), `openai:<model>` (with "
+        "ATRIUM_OPENAI_API_KEY) or `openai-compatible:<model>` (`/embeddings` at "
+        "ATRIUM_LLM_BASE_URL). Unset: search by text only.",
+    )
+
     @field_validator("dns_nameservers", "domain_verify_target", "file_allowed_types", mode="before")
     @classmethod
     def _comma_separated(cls, value: object) -> object:

@@ -4,13 +4,14 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from fastapi import APIRouter, Query
+from fastapi import APIRouter, Depends, Query, Request
 
 from atrium.http.deps import CurrentPrincipal, SessionDep
 from atrium.http.openapi import error_responses
 from atrium.kit.cursor import CursorQuery
 from atrium.memory import namespaces, service
 from atrium.memory.blocks.endpoints import router as blocks_router
+from atrium.memory.embedders import Embedder, embedder_for
 from atrium.memory.errors import MemoryItemNotFound
 from atrium.memory.schemas import (
     MemoryHistory,
@@ -46,9 +47,21 @@ PrefixText = Annotated[
 ]
 
 
+def _embedder(request: Request) -> Embedder | None:
+    """The process's embedder (ATRIUM_EMBEDDINGS_MODEL), built on first use."""
+    state = request.app.state
+    if not hasattr(state, "memory_embedder"):
+        state.memory_embedder = embedder_for(state.settings)
+    embedder: Embedder | None = state.memory_embedder
+    return embedder
+
+
+EmbedderDep = Annotated[Embedder | None, Depends(_embedder)]
+
+
 @router.put("/items")
 async def put_item(
-    body: MemoryPut, session: SessionDep, principal: CurrentPrincipal
+    body: MemoryPut, session: SessionDep, principal: CurrentPrincipal, embedder: EmbedderDep
 ) -> MemoryItemOut:
     """Create the item under (`namespace`, `key`), or replace its value (same `item_id`).
     Every write is kept in the item's history with the API key that made it."""
@@ -57,6 +70,7 @@ async def put_item(
         account_id=principal.account_id,
         data=body,
         writer=service.Writer(api_key_id=principal.key_id),
+        embedder=embedder,
     )
     return MemoryItemOut.of(item)
 
@@ -129,9 +143,12 @@ async def item_history(
 
 @router.post("/search")
 async def search(
-    body: MemorySearch, session: SessionDep, principal: CurrentPrincipal
+    body: MemorySearch, session: SessionDep, principal: CurrentPrincipal, embedder: EmbedderDep
 ) -> MemorySearchResult:
-    """Live items whose text holds every word of `query` (no stemming), best first, under
-    `namespace_prefix` when given; `filter` keeps values with equal top-level fields."""
-    items = await service.search(session, account_id=principal.account_id, data=body)
+    """Live items whose text holds every word of `query` (no stemming), or with `mode:
+    semantic` the items nearest in meaning, best first, under `namespace_prefix` when given;
+    `filter` keeps values with equal top-level fields."""
+    items = await service.search(
+        session, account_id=principal.account_id, data=body, embedder=embedder
+    )
     return MemorySearchResult(data=[MemoryItemOut.of(item) for item in items])

@@ -123,6 +123,36 @@ async def search(
     return (await session.scalars(query.limit(limit))).all()
 
 
+async def embedded(
+    session: AsyncSession,
+    *,
+    account_id: int,
+    model: str,
+    size: int,
+    prefix_path: str,
+    now: datetime,
+) -> tuple[list[int], bytes]:
+    """The `seq` and vector bytes (concatenated, in the same order) of the account's live
+    items embedded by `model` with vectors of `size` bytes: what an exact scan reads."""
+    conditions = [
+        MemoryItem.account_id == account_id,
+        MemoryItem.embedding_model == model,
+        func.length(MemoryItem.embedding) == size,
+        _live(now),
+    ]
+    if prefix_path:
+        conditions.append(_under(prefix_path))
+    rows = (
+        await session.execute(select(MemoryItem.seq, MemoryItem.embedding).where(*conditions))
+    ).all()
+    return [row[0] for row in rows], b"".join(row[1] or b"" for row in rows)
+
+
+async def by_seqs(session: AsyncSession, *, seqs: list[int]) -> dict[int, MemoryItem]:
+    rows = (await session.scalars(select(MemoryItem).where(MemoryItem.seq.in_(seqs)))).all()
+    return {row.seq: row for row in rows}
+
+
 async def history(
     session: AsyncSession, *, account_id: int, item_id: str
 ) -> Sequence[MemoryItemHistory]:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field
 
@@ -59,6 +59,11 @@ class MemorySearch(BaseModel):
     model_config = ConfigDict(extra="forbid", strict=True)
 
     query: str = Field(min_length=1, max_length=1000, pattern=WITHOUT_NUL)
+    mode: Literal["text", "semantic"] = Field(
+        "text",
+        description="`text`: items holding every word; `semantic`: items nearest in meaning "
+        "(needs ATRIUM_EMBEDDINGS_MODEL).",
+    )
     namespace_prefix: Segments | None = Field(None, max_length=MAX_SEGMENTS)
     limit: Annotated[int, Field(ge=1, le=100), BeforeValidator(integral)] = 10
     filter: dict[str, Any] | None = Field(

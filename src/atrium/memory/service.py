@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any, Final
 
+import numpy as np
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession
 
@@ -16,7 +18,8 @@ from atrium.errors import InvalidParameter
 from atrium.kit.cursor import decode_cursor, split_page
 from atrium.kit.ids import new_id
 from atrium.kit.time import as_utc, utcnow
-from atrium.memory import namespaces, repository
+from atrium.memory import embedders, namespaces, repository
+from atrium.memory.embedders import Embedder
 from atrium.memory.errors import MemoryItemNotFound
 from atrium.memory.schemas import MemoryPut, MemorySearch
 
@@ -66,19 +69,31 @@ def _record(
 
 
 async def put_item(
-    session: AsyncSession, *, account_id: int, data: MemoryPut, writer: Writer
+    session: AsyncSession,
+    *,
+    account_id: int,
+    data: MemoryPut,
+    writer: Writer,
+    embedder: Embedder | None = None,
 ) -> MemoryItem:
     """Create the item, or replace the value of the one under the same (namespace, key)."""
     segments = namespaces.check(data.namespace, parameter="namespace")
     if len(json.dumps(data.value, separators=(",", ":"))) > MAX_VALUE_BYTES:
         raise InvalidParameter("value", f"value is over {MAX_VALUE_BYTES} bytes as JSON")
+    search_text = data.text if data.text is not None else " ".join(_strings(data.value))
+    embedding: bytes | None = None
+    if embedder is not None and search_text.strip():
+        vectors = await embedder.embed([search_text], kind="document")
+        embedding = vectors[0].tobytes()
     now = utcnow()
     await repository.purge_expired(session, account_id=account_id, now=now)
     path = namespaces.to_path(segments)
     fields: dict[str, Any] = {
         "value": data.value,
         "text": data.text,
-        "search_text": data.text if data.text is not None else " ".join(_strings(data.value)),
+        "search_text": search_text,
+        "embedding": embedding,
+        "embedding_model": embedder.name if embedder is not None and embedding else None,
         "expires_at": now + timedelta(seconds=data.ttl_seconds) if data.ttl_seconds else None,
         "updated_at": now,
     }
@@ -170,10 +185,31 @@ async def list_items(
     return split_page(rows, limit)
 
 
-async def search(session: AsyncSession, *, account_id: int, data: MemorySearch) -> list[MemoryItem]:
-    """Items holding every word of the query, best first; `filter` keeps those whose value
-    has equal top-level fields."""
+async def search(
+    session: AsyncSession,
+    *,
+    account_id: int,
+    data: MemorySearch,
+    embedder: Embedder | None = None,
+) -> list[MemoryItem]:
+    """Items holding every word of the query (or nearest in meaning), best first; `filter`
+    keeps those whose value has equal top-level fields."""
     segments = namespaces.check(data.namespace_prefix or [], parameter="namespace_prefix")
+    found: Sequence[MemoryItem]
+    if data.mode == "semantic":
+        if embedder is None:
+            raise InvalidParameter(
+                "mode", "search by meaning needs an embeddings model (ATRIUM_EMBEDDINGS_MODEL)"
+            )
+        found = await _nearest(
+            session,
+            account_id=account_id,
+            embedder=embedder,
+            query=data.query,
+            prefix_path=namespaces.to_path(segments),
+            count=_FILTER_SCAN if data.filter else data.limit,
+        )
+        return _filtered(found, data)
     terms = repository.words(data.query)
     if not terms:
         # Nothing to match (only punctuation or symbols): no item holds it.
@@ -186,6 +222,38 @@ async def search(session: AsyncSession, *, account_id: int, data: MemorySearch) 
         now=utcnow(),
         limit=_FILTER_SCAN if data.filter else data.limit,
     )
+    return _filtered(found, data)
+
+
+async def _nearest(
+    session: AsyncSession,
+    *,
+    account_id: int,
+    embedder: Embedder,
+    query: str,
+    prefix_path: str,
+    count: int,
+) -> list[MemoryItem]:
+    """An exact scan: every live vector of the account under the prefix, by dot product."""
+    vector = (await embedder.embed([query], kind="query"))[0]
+    seqs, blob = await repository.embedded(
+        session,
+        account_id=account_id,
+        model=embedder.name,
+        size=vector.nbytes,
+        prefix_path=prefix_path,
+        now=utcnow(),
+    )
+    if not seqs:
+        return []
+    matrix = np.frombuffer(blob, dtype=np.float32).reshape(len(seqs), -1)
+    # numpy lets go of the GIL in the product: a large scan runs beside the event loop.
+    picked = await asyncio.to_thread(embedders.top, matrix, vector, count)
+    rows = await repository.by_seqs(session, seqs=[seqs[index] for index in picked])
+    return [rows[seqs[index]] for index in picked if seqs[index] in rows]
+
+
+def _filtered(found: Sequence[MemoryItem], data: MemorySearch) -> list[MemoryItem]:
     wanted = data.filter
     if wanted:
         found = [

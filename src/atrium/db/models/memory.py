@@ -5,7 +5,17 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import JSON, BigInteger, ForeignKey, Index, Integer, String, Text, UniqueConstraint
+from sqlalchemy import (
+    JSON,
+    BigInteger,
+    ForeignKey,
+    Index,
+    Integer,
+    LargeBinary,
+    String,
+    Text,
+    UniqueConstraint,
+)
 from sqlalchemy.orm import Mapped, mapped_column
 
 from atrium.db.base import Base, TimestampMixin
@@ -40,6 +50,10 @@ class MemoryItem(TimestampMixin, Base):
     # What text search matches: `text` when given, else the value's strings.
     search_text: Mapped[str] = mapped_column(Text)
     expires_at: Mapped[datetime | None] = mapped_column(default=None)
+    # The search text's unit vector (float32 bytes) and the embedder that made it (migration
+    # 0021); None when no embedder is configured or the text is empty.
+    embedding: Mapped[bytes | None] = mapped_column(LargeBinary, default=None)
+    embedding_model: Mapped[str | None] = mapped_column(String(200), default=None)
 
 
 class MemoryItemHistory(Base):

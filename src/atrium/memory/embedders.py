@@ -1,0 +1,116 @@
+"""Embedders of memory items: the built-in offline one, or an OpenAI-compatible `/embeddings`.
+
+Vectors are L2-normalised float32, so a dot product is the cosine similarity, and stored as
+their bytes (docs/decisions/0061-memory-search-by-meaning.md).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from collections.abc import Sequence
+from typing import Final, Literal, Protocol
+
+import numpy as np
+import numpy.typing as npt
+
+from atrium.settings import Settings
+
+OFFLINE_DIMENSIONS: Final = 384
+_WORD = re.compile(r"\w+")
+Vectors = npt.NDArray[np.float32]
+
+
+class Embedder(Protocol):
+    """Turns texts into unit vectors; `name` is stored beside each vector, so a search only
+    compares vectors of the same model."""
+
+    name: str
+
+    async def embed(
+        self, texts: Sequence[str], *, kind: Literal["query", "document"]
+    ) -> Vectors: ...
+
+
+def _feature_index(feature: str) -> tuple[int, float]:
+    # blake2b, not hash(): the same text must give the same vector in every process.
+    digest = hashlib.blake2b(feature.encode(), digest_size=8).digest()
+    number = int.from_bytes(digest, "little")
+    return number % OFFLINE_DIMENSIONS, 1.0 if number >> 63 else -1.0
+
+
+class OfflineEmbedder:
+    """Hashed words and character trigrams: texts sharing words or word pieces are near.
+    Deterministic and local, for tests and deployments without an embeddings server."""
+
+    name = "offline"
+
+    async def embed(self, texts: Sequence[str], *, kind: Literal["query", "document"]) -> Vectors:
+        return np.stack([offline_vector(text) for text in texts]).astype(np.float32)
+
+
+def offline_vector(text: str) -> Vectors:
+    vector = np.zeros(OFFLINE_DIMENSIONS, dtype=np.float32)
+    for word in _WORD.findall(text.lower()):
+        index, sign = _feature_index("w:" + word)
+        vector[index] += sign
+        padded = f"#{word}#"
+        for start in range(len(padded) - 2):
+            index, sign = _feature_index("t:" + padded[start : start + 3])
+            vector[index] += 0.5 * sign
+    return normalised(vector)
+
+
+def normalised(vector: Vectors) -> Vectors:
+    norm = float(np.linalg.norm(vector))
+    return vector / norm if norm > 0 else vector
+
+
+class RemoteEmbedder:
+    """A model behind OpenAI's `/embeddings` (OpenAI's own or an OpenAI-compatible server),
+    through pydantic-ai's embedding model."""
+
+    def __init__(self, name: str, *, base_url: str | None, api_key: str | None) -> None:
+        from openai import AsyncOpenAI
+        from pydantic_ai.embeddings.openai import OpenAIEmbeddingModel
+        from pydantic_ai.providers.openai import OpenAIProvider
+
+        self.name = name
+        client = AsyncOpenAI(base_url=base_url, api_key=api_key or "not-needed")
+        self._model = OpenAIEmbeddingModel(
+            name.partition(":")[2], provider=OpenAIProvider(openai_client=client)
+        )
+
+    async def embed(self, texts: Sequence[str], *, kind: Literal["query", "document"]) -> Vectors:
+        result = await self._model.embed(list(texts), input_type=kind)
+        rows = np.asarray(result.embeddings, dtype=np.float32)
+        norms = np.linalg.norm(rows, axis=1, keepdims=True)
+        return (rows / np.where(norms > 0, norms, 1.0)).astype(np.float32)
+
+
+def embedder_for(settings: Settings) -> Embedder | None:
+    """The embedder `ATRIUM_EMBEDDINGS_MODEL` names, or None when unset."""
+    name = settings.embeddings_model
+    if name is None:
+        return None
+    if name == "offline":
+        return OfflineEmbedder()
+    if name.startswith("openai:"):
+        key = settings.openai_api_key
+        return RemoteEmbedder(
+            name,
+            base_url=settings.openai_base_url,
+            api_key=key.get_secret_value() if key is not None else None,
+        )
+    return RemoteEmbedder(name, base_url=settings.llm_base_url, api_key=settings.llm_api_key)
+
+
+def top(matrix: Vectors, query: Vectors, count: int) -> list[int]:
+    """Row indices of the `count` rows nearest `query` (largest dot product), nearest first:
+    an exact scan."""
+    scores = matrix @ query
+    if count < len(scores):
+        picked = np.argpartition(-scores, count)[:count]
+    else:
+        picked = np.arange(len(scores))
+    return [int(index) for index in picked[np.argsort(-scores[picked], kind="stable")]]

@@ -1,0 +1,86 @@
+"""`/v1/memory/search` with `mode: semantic` over the built-in offline embedder: the nearest
+item first, namespace prefix, `filter` and TTL honoured, accounts kept apart."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+import httpx
+import pytest
+
+from tests.conftest import KeyFactory, bearer
+
+ITEMS = "/v1/memory/items"
+SEARCH = "/v1/memory/search"
+
+
+@pytest.fixture
+def settings_overrides() -> dict[str, object]:
+    return {"embeddings_model": "offline"}
+
+
+async def _put(client: httpx.AsyncClient, auth: dict[str, str], **body: Any) -> None:
+    response = await client.put(ITEMS, json=body, headers=auth)
+    assert response.status_code == 200, response.text
+
+
+async def _keys(client: httpx.AsyncClient, auth: dict[str, str], **body: Any) -> list[str]:
+    response = await client.post(SEARCH, json={"mode": "semantic", **body}, headers=auth)
+    assert response.status_code == 200, response.text
+    return [item["key"] for item in response.json()["data"]]
+
+
+async def test_nearest_first_with_prefix_filter_and_ttl(
+    client: httpx.AsyncClient, auth: dict[str, str]
+) -> None:
+    facts = {
+        "coffee": "Alice drinks her espresso without sugar every morning",
+        "pets": "Alice has two cats called Miso and Tofu",
+        "work": "Alice works as a database administrator in Lisbon",
+    }
+    for key, text in facts.items():
+        await _put(
+            client, auth, namespace=["users", "alice"], key=key, value={"t": "fact"}, text=text
+        )
+    await _put(
+        client,
+        auth,
+        namespace=["users", "bob"],
+        key="coffee",
+        value={"t": "x"},
+        text="Bob drinks espresso with sugar",
+    )
+
+    keys = await _keys(
+        client,
+        auth,
+        query="which espresso does she drink",
+        limit=3,
+        namespace_prefix=["users", "alice"],
+    )
+    assert keys[0] == "coffee" and set(keys) == set(facts)
+    assert (await _keys(client, auth, query="cats names", limit=1))[0] == "pets"
+    assert await _keys(client, auth, query="espresso", filter={"t": "x"}) == ["coffee"]
+
+    await _put(client, auth, namespace=["short"], key="k", value="espresso espresso", ttl_seconds=1)
+    assert "k" in await _keys(client, auth, query="espresso espresso", namespace_prefix=["short"])
+    await asyncio.sleep(1.2)
+    assert await _keys(client, auth, query="espresso espresso", namespace_prefix=["short"]) == []
+
+
+async def test_another_account_sees_nothing(
+    client: httpx.AsyncClient, auth: dict[str, str], make_key: KeyFactory
+) -> None:
+    await _put(client, auth, namespace=["users"], key="secret", value="the vault code is 1234")
+    other = bearer((await make_key()).key)
+    assert await _keys(client, other, query="vault code") == []
+
+
+@pytest.mark.parametrize("settings_overrides", [{}])
+async def test_semantic_without_embedder_names_mode(
+    client: httpx.AsyncClient, auth: dict[str, str]
+) -> None:
+    response = await client.post(SEARCH, json={"mode": "semantic", "query": "x"}, headers=auth)
+    assert response.status_code == 400
+    assert response.json()["error"]["details"]["parameter"] == "mode"
