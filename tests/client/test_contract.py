@@ -48,7 +48,12 @@ from atrium.client.records import (
     AliasSplit,
     Artifact,
     Billing,
+    Block,
+    BlockDeleted,
+    BlockHistory,
+    BlockPage,
     BlockSeen,
+    BlockVersion,
     DailyUsage,
     Deleted,
     DeliveryPage,
@@ -182,6 +187,11 @@ RECORDS: dict[Record, tuple[str, ...]] = {
     MemoryItemDeleted: ("MemoryItemDeleted",),
     MemoryHistoryEntry: ("MemoryHistoryEntry",),
     MemoryHistory: ("MemoryHistory",),
+    Block: ("BlockOut",),
+    BlockPage: ("BlockList",),
+    BlockDeleted: ("BlockDeleted",),
+    BlockVersion: ("BlockVersionOut",),
+    BlockHistory: ("BlockHistory",),
 }
 
 # Server fields no client record has (they stay in `model_extra`): (component, field).
@@ -331,6 +341,12 @@ CALLS: dict[str, tuple[Call[Any], Reads]] = {
     ),
     "delete_memory": (_calls.delete_memory("mem_1"), Reads(MemoryItemDeleted)),
     "memory_history": (_calls.memory_history("mem_1"), Reads(MemoryHistory)),
+    "create_block": (_calls.create_block("persona", "hi", 100), Reads(Block)),
+    "list_blocks": (_calls.list_blocks(10, "c"), Reads(BlockPage)),
+    "get_block": (_calls.get_block("persona"), Reads(Block)),
+    "update_block": (_calls.update_block("persona", "x", 50, 1), Reads(Block)),
+    "delete_block": (_calls.delete_block("persona"), Reads(BlockDeleted)),
+    "block_history": (_calls.block_history("persona", 5, "c"), Reads(BlockHistory)),
 }
 
 

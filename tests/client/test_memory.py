@@ -9,7 +9,13 @@ from dataclasses import replace
 
 import pytest
 
-from atrium.client import AsyncClient, Client, InvalidParameterError, NotFoundError
+from atrium.client import (
+    AsyncClient,
+    Client,
+    ConflictError,
+    InvalidParameterError,
+    NotFoundError,
+)
 from tests.client.conftest import Server
 
 
@@ -95,3 +101,44 @@ def test_cli_memory(user: Server, atrium: Client) -> None:
     assert history.returncode == 0 and "deleted" in history.stdout and "key " in history.stdout
     missing = user.cli("memory", "get", item_id)
     assert missing.returncode != 0
+
+
+def test_blocks(atrium: Client) -> None:
+    made = atrium.blocks.create("persona", value="Terse.", limit=100)
+    assert (made.version, made.chars, made.limit) == (1, 6, 100)
+    changed = atrium.blocks.update("persona", value="Terse and kind.", if_version=1)
+    assert changed.version == 2
+    with pytest.raises(ConflictError):
+        atrium.blocks.update("persona", value="x", if_version=1)
+    with pytest.raises(InvalidParameterError):
+        atrium.blocks.update("persona", value="x" * 101)
+    assert [block.label for block in atrium.blocks.iter_all(limit=1)] == ["persona"]
+    assert atrium.blocks.get("persona").value == "Terse and kind."
+    assert atrium.blocks.delete("persona").deleted is True
+    with pytest.raises(NotFoundError):
+        atrium.blocks.get("persona")
+    history = atrium.blocks.history("persona", limit=1)
+    assert [(v.version, v.action) for v in history] == [
+        (3, "deleted"),
+        (2, "updated"),
+        (1, "created"),
+    ]
+    assert all(v.api_key_id is not None for v in history)
+
+
+def test_cli_blocks(user: Server) -> None:
+    made = user.cli("blocks", "set", "user", "Likes tea.", "--limit", "50", "--json")
+    assert made.returncode == 0, made.stderr
+    assert json.loads(made.stdout)["version"] == 1
+    again = user.cli("blocks", "set", "user", "Likes green tea.", "--if-version", "1")
+    assert again.returncode == 0, again.stderr
+    stale = user.cli("blocks", "set", "user", "x", "--if-version", "1")
+    assert stale.returncode != 0
+    listed = user.cli("blocks", "list")
+    assert "user" in listed.stdout and "16/50" in listed.stdout
+    shown = user.cli("blocks", "get", "user")
+    assert "Likes green tea." in shown.stdout
+    history = user.cli("blocks", "history", "user", "--json")
+    assert [v["version"] for v in json.loads(history.stdout)["data"]] == [2, 1]
+    removed = user.cli("blocks", "rm", "user")
+    assert removed.returncode == 0 and "Deleted user" in removed.stdout

@@ -41,6 +41,10 @@ from atrium.client.records import (
     AgentVersionPage,
     AliasDeleted,
     Artifact,
+    Block,
+    BlockDeleted,
+    BlockPage,
+    BlockVersion,
     Deleted,
     DeliveryPage,
     Domain,
@@ -137,6 +141,7 @@ class AsyncClient:
         self.providers = Providers(self)
         self.schedules = Schedules(self)
         self.memory = Memory(self)
+        self.blocks = Blocks(self)
 
     async def account(self) -> Account:
         """The account and key tier this client's API key acts for."""
@@ -1077,3 +1082,49 @@ class Memory(_Resource):
         """Every write and delete of the item, newest first, each with its API key or its run
         and tool call (also after the item is deleted)."""
         return (await self._client.send(calls.memory_history(item_id))).data
+
+
+class Blocks(_Resource):
+    """`/v1/memory/blocks`: named, size-limited texts rendered into the runs of the agents whose
+    `config.blocks` list them; every change is a version with who made it."""
+
+    async def create(self, label: str, *, value: str = "", limit: int | None = None) -> Block:
+        """A new block (`ConflictError` when the label is taken); `limit`: its most characters."""
+        return await self._client.send(calls.create_block(label, value, limit))
+
+    async def list(self, *, limit: int | None = None, cursor: str | None = None) -> BlockPage:
+        """A page of the account's blocks, newest first."""
+        return await self._client.send(calls.list_blocks(limit, cursor))
+
+    async def iter_all(self, *, limit: int | None = None) -> AsyncIterator[Block]:
+        """Every block, newest first, following the cursor."""
+        async for page in self._pages(lambda cursor: calls.list_blocks(limit, cursor)):
+            for block in page.data:
+                yield block
+
+    async def get(self, label: str) -> Block:
+        return await self._client.send(calls.get_block(label))
+
+    async def update(
+        self,
+        label: str,
+        *,
+        value: str | None = None,
+        limit: int | None = None,
+        if_version: int | None = None,
+    ) -> Block:
+        """Replace the text and/or the limit: a new version. With `if_version`, a block changed
+        since that version raises `ConflictError` and nothing is written."""
+        return await self._client.send(calls.update_block(label, value, limit, if_version))
+
+    async def delete(self, label: str) -> BlockDeleted:
+        return await self._client.send(calls.delete_block(label))
+
+    async def history(self, label: str, *, limit: int | None = None) -> builtins.list[BlockVersion]:
+        """Every version of the blocks that had the label, newest first (also after a delete),
+        each with its API key or its run and tool call."""
+        return [
+            version
+            async for page in self._pages(lambda cursor: calls.block_history(label, limit, cursor))
+            for version in page.data
+        ]

@@ -24,6 +24,10 @@ from atrium.client.records import (
     AgentVersionPage,
     AliasDeleted,
     Artifact,
+    Block,
+    BlockDeleted,
+    BlockHistory,
+    BlockPage,
     Deleted,
     DeliveryPage,
     Domain,
@@ -715,3 +719,42 @@ def delete_memory(item_id: str) -> Call[MemoryItemDeleted]:
 
 def memory_history(item_id: str) -> Call[MemoryHistory]:
     return Call("GET", f"{MEMORY_PATH}/items/{item_id}/history", parse_model(MemoryHistory))
+
+
+# --- memory blocks --------------------------------------------------------------------------------
+BLOCKS_PATH = f"{MEMORY_PATH}/blocks"
+
+
+def create_block(label: str, value: str | None = None, limit: int | None = None) -> Call[Block]:
+    body = {"label": label, **compact(value=value, limit=limit)}
+    return Call("POST", BLOCKS_PATH, parse_model(Block), json=body)
+
+
+def list_blocks(limit: int | None = None, cursor: str | None = None) -> Call[BlockPage]:
+    params = compact(limit=limit, cursor=cursor)
+    return Call("GET", BLOCKS_PATH, parse_model(BlockPage), params=params)
+
+
+def get_block(label: str) -> Call[Block]:
+    return Call("GET", f"{BLOCKS_PATH}/{label}", parse_model(Block))
+
+
+def update_block(
+    label: str,
+    value: str | None = None,
+    limit: int | None = None,
+    if_version: int | None = None,
+) -> Call[Block]:
+    body = compact(value=value, limit=limit, if_version=if_version)
+    return Call("PATCH", f"{BLOCKS_PATH}/{label}", parse_model(Block), json=body)
+
+
+def delete_block(label: str) -> Call[BlockDeleted]:
+    return Call("DELETE", f"{BLOCKS_PATH}/{label}", parse_model(BlockDeleted))
+
+
+def block_history(
+    label: str, limit: int | None = None, cursor: str | None = None
+) -> Call[BlockHistory]:
+    params = compact(limit=limit, cursor=cursor)
+    return Call("GET", f"{BLOCKS_PATH}/{label}/history", parse_model(BlockHistory), params=params)

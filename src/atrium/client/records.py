@@ -24,6 +24,11 @@ __all__ = [
     "Artifact",
     "ArtifactCreated",
     "Billing",
+    "Block",
+    "BlockDeleted",
+    "BlockHistory",
+    "BlockPage",
+    "BlockVersion",
     "DailyUsage",
     "Deleted",
     "Domain",
@@ -931,3 +936,55 @@ class MemoryHistory(_Model):
 
     item_id: str
     data: list[MemoryHistoryEntry]
+
+
+class Block(_Model):
+    """A memory block: a named text (at most `limit` characters) rendered into the runs of the
+    agents whose `config.blocks` list its label; `version` grows with every change."""
+
+    block_id: str
+    label: str
+    value: str
+    limit: int
+    chars: int
+    version: int
+    created_at: datetime
+    updated_at: datetime
+
+
+class BlockPage(_Model):
+    """A page of blocks, newest first; pass `next_cursor` as `cursor` for the next one."""
+
+    data: list[Block]
+    has_more: bool
+    next_cursor: str | None
+
+
+class BlockDeleted(_Model):
+    block_id: str
+    label: str
+    deleted: bool = True
+
+
+class BlockVersion(_Model):
+    """One version of a block: made by an API key (`api_key_id`) or a run's tool call."""
+
+    block_id: str
+    label: str
+    version: int
+    action: str
+    value: str
+    limit: int
+    api_key_id: int | None
+    run_id: str | None
+    tool_call_id: str | None
+    created_at: datetime
+
+
+class BlockHistory(_Model):
+    """Versions of the blocks that had a label, newest first."""
+
+    label: str
+    data: list[BlockVersion]
+    has_more: bool
+    next_cursor: str | None

@@ -11,6 +11,7 @@ import typer
 from atrium.client.cli._help import App, HelpCommand
 from atrium.client.cli.agents import agents_app
 from atrium.client.cli.artifacts import artifacts_app
+from atrium.client.cli.blocks import blocks_app
 from atrium.client.cli.domains import domains_app
 from atrium.client.cli.files import files_app
 from atrium.client.cli.memory import memory_app
@@ -33,6 +34,7 @@ def register(app: typer.Typer) -> None:
     app.add_typer(artifacts_app, name="artifacts")
     app.add_typer(files_app, name="files")
     app.add_typer(memory_app, name="memory")
+    app.add_typer(blocks_app, name="blocks")
     app.add_typer(agents_app, name="agents")
     app.add_typer(webhooks_app, name="webhooks")
     app.add_typer(providers_app, name="providers")
