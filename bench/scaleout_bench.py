@@ -11,14 +11,17 @@ Each configuration gets a fresh PostgreSQL database and two measurements:
 
     .venv/bin/python bench/scaleout_bench.py
     .venv/bin/python bench/scaleout_bench.py --burst 1000 --single 200 --concurrency 32
+    .venv/bin/python bench/scaleout_bench.py --capped --runs 300   # cgroup-capped, as root
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import os
 import secrets
+import signal
 import socket
 import subprocess
 import sys
@@ -27,9 +30,17 @@ import time
 from pathlib import Path
 
 import httpx
+import psutil
 
 # runs_bench: this folder (a script's own directory is on its path)
-from harness import calibration_ms, free_port, migrate_and_key, postgres_admin, stamp
+from harness import (
+    atrium_cluster,
+    calibration_ms,
+    free_port,
+    migrate_and_key,
+    postgres_admin,
+    stamp,
+)
 from runs_bench import runs_of, wait_drained
 
 HERE = Path(__file__).parent
@@ -137,6 +148,187 @@ async def _report_drain(url: str, key: str, run_ids: list[str], workers: int) ->
     )
 
 
+# --- capped mode: each atrium process in its own cgroup v1 `cpu` group -------------------------
+
+CGROUP_CPU = Path("/sys/fs/cgroup/cpu")
+PERIOD_US = 100_000
+
+
+class CpuGroups:
+    """cgroup v1 `cpu` child groups `atrium-bench-<hex>-<name>`, each with a CFS quota; every
+    group made is removed by `close` (its processes moved back to the root group first)."""
+
+    def __init__(self, quota: float) -> None:
+        self.quota_us = int(quota * PERIOD_US)
+        self.prefix = f"atrium-bench-{secrets.token_hex(3)}"
+        self.made: list[Path] = []
+
+    @staticmethod
+    def unavailable() -> str | None:
+        """Why groups cannot be made here, or None."""
+        if os.geteuid() != 0:
+            return "not root: cgroup groups need root"
+        if not (CGROUP_CPU / "cgroup.procs").exists():
+            return f"no cgroup v1 cpu controller at {CGROUP_CPU}"
+        if not os.access(CGROUP_CPU, os.W_OK):
+            return f"{CGROUP_CPU} is not writable"
+        return None
+
+    def put(self, name: str, pid: int) -> None:
+        group = CGROUP_CPU / f"{self.prefix}-{name}"
+        group.mkdir()
+        self.made.append(group)
+        (group / "cpu.cfs_period_us").write_text(str(PERIOD_US))
+        (group / "cpu.cfs_quota_us").write_text(str(self.quota_us))
+        for task in [pid, *(c.pid for c in psutil.Process(pid).children(recursive=True))]:
+            with contextlib.suppress(ProcessLookupError, OSError):
+                (group / "cgroup.procs").write_text(str(task))
+
+    def close(self) -> None:
+        for group in reversed(self.made):
+            with contextlib.suppress(OSError):
+                for task in (group / "cgroup.procs").read_text().split():
+                    with contextlib.suppress(OSError):
+                        (CGROUP_CPU / "cgroup.procs").write_text(task)
+            for _ in range(50):
+                try:
+                    group.rmdir()
+                    break
+                except FileNotFoundError:
+                    break
+                except OSError:
+                    time.sleep(0.1)
+            else:
+                print(f"could not remove cgroup {group}", file=sys.stderr)
+        self.made.clear()
+
+
+def _named_pids(name: str) -> list[int]:
+    """The top processes named `name` (a postmaster and its backends: the postmaster)."""
+    found = [p for p in psutil.process_iter(["name", "ppid"]) if p.info["name"] == name]
+    pids = {p.pid for p in found}
+    return [p.pid for p in found if p.info["ppid"] not in pids]
+
+
+async def _requests(urls: list[str], key: str, count: int) -> float:
+    """Requests/s of `count` GET /runs (limit 20) round-robin over the API processes, 64 at
+    a time: the API processes' request throughput, a cheap authenticated read."""
+    headers = {"Authorization": f"Bearer {key}"}
+    async with contextlib.AsyncExitStack() as stack:
+        clients = [
+            await stack.enter_async_context(
+                httpx.AsyncClient(base_url=url, headers=headers, timeout=120)
+            )
+            for url in urls
+        ]
+        slots = asyncio.Semaphore(64)
+        busy: list[int] = []
+
+        async def one(index: int) -> None:
+            async with slots:
+                while True:
+                    response = await clients[index % len(clients)].get(RUNS, params={"limit": 20})
+                    if response.status_code != 503:  # BUSY: no database connection in time
+                        break
+                    busy.append(index)
+                    await asyncio.sleep(float(response.headers.get("Retry-After", "1")))
+                response.raise_for_status()
+
+        started = time.perf_counter()
+        await asyncio.gather(*(one(index) for index in range(count)))
+        rate = count / (time.perf_counter() - started)
+    if busy:
+        print(f"503 BUSY retried: {len(busy)}")
+    return rate
+
+
+def capped(args: argparse.Namespace) -> None:
+    """Workers 1→2→3 (one API process) and API processes 1→2→3 (`--fixed-workers`), each
+    atrium process in its own CPU group of `--quota` cores; PostgreSQL, Redis, the model
+    server and the followers outside them."""
+    import streaming_bench
+
+    why = CpuGroups.unavailable()
+    if why:
+        raise SystemExit(f"--capped cannot run: {why}")
+    postgres, redis = _named_pids("postgres"), _named_pids("redis-server")
+    print(f"shared parts measured: postgres pids {postgres}, redis-server pids {redis}")
+    burst_args = argparse.Namespace(
+        runs=args.runs,
+        latency=args.latency,
+        chunks=args.chunks,
+        offline=False,
+        tools=None,
+        warmup=10,
+        profile=None,
+    )
+    plan = [(1, w) for w in (1, 2, 3)] + [(a, args.fixed_workers) for a in (1, 2, 3)]
+    seen: dict[tuple[int, int], tuple[float, float, float]] = {}
+    groups = CpuGroups(args.quota)
+    previous = signal.signal(signal.SIGTERM, _interrupt)
+    try:
+        with streaming_bench.slow_llm(latency=args.latency, chunks=args.chunks) as base_url:
+            settings = {"llm_base_url": base_url, "worker_concurrency": str(args.runs)}
+            for apis, workers in plan:
+                if (apis, workers) in seen:
+                    continue
+                print(
+                    f"\n-- capped {args.quota:g} core each: {apis} API process(es), "
+                    f"{workers} worker(s); uptime: {_uptime()} --",
+                    flush=True,
+                )
+                with atrium_cluster(
+                    postgres=args.postgres, redis=args.redis, apis=apis, settings=settings
+                ) as cluster:
+                    try:
+                        cluster.start_workers(workers)
+                        for index, process in enumerate(cluster.apis):
+                            groups.put(f"api{index}", process.pid)
+                        for index, process in enumerate(cluster.workers):
+                            groups.put(f"worker{index}", process.pid)
+                        time.sleep(2)  # the workers connect and subscribe
+                        processes = {
+                            "api": [p.pid for p in cluster.apis],
+                            "worker": [p.pid for p in cluster.workers],
+                            "postgres": postgres,
+                            "redis": redis,
+                        }
+                        figures = asyncio.run(
+                            streaming_bench.burst(cluster.urls, cluster.key, processes, burst_args)
+                        )
+                        rps = asyncio.run(_requests(cluster.urls, cluster.key, args.requests))
+                        print(f"API request throughput (GET runs): {rps:.0f} requests/s")
+                    finally:
+                        groups.close()
+                seen[(apis, workers)] = (figures.server_runs_per_second, rps, figures.calibration)
+    finally:
+        groups.close()
+        signal.signal(signal.SIGTERM, previous)
+    print(f"\n== capped summary ({args.quota:g} core per atrium process; uptime {_uptime()}) ==")
+    base_w = seen[(1, 1)][0]
+    for workers in (1, 2, 3):
+        rate, _rps, cal = seen[(1, workers)]
+        print(
+            f"1 API, {workers} worker(s): {rate:.1f} runs/s = {rate / base_w:.2f}x "
+            f"(cal {cal:.1f} ms)"
+        )
+    base_a = seen[(1, args.fixed_workers)][1]
+    for apis in (1, 2, 3):
+        rate, rps, cal = seen[(apis, args.fixed_workers)]
+        print(
+            f"{apis} API(s), {args.fixed_workers} worker(s): {rps:.0f} requests/s = "
+            f"{rps / base_a:.2f}x, {rate:.1f} runs/s (cal {cal:.1f} ms)"
+        )
+
+
+def _interrupt(_signum: int, _frame: object) -> None:
+    raise KeyboardInterrupt
+
+
+def _uptime() -> str:
+    return subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip()
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument(
@@ -151,7 +343,17 @@ def main() -> None:
     parser.add_argument(
         "--drain", type=int, default=1000, help="runs queued before the workers start (1000)"
     )
+    parser.add_argument("--capped", action="store_true", help="each process in a CPU group")
+    parser.add_argument("--quota", type=float, default=0.3, help="capped: cores a process (0.3)")
+    parser.add_argument("--runs", type=int, default=300, help="capped: runs a burst (300)")
+    parser.add_argument("--latency", type=float, default=2.0, help="capped: model seconds (2)")
+    parser.add_argument("--chunks", type=int, default=20, help="capped: chunks an answer (20)")
+    parser.add_argument("--requests", type=int, default=2000, help="capped: GETs timed (2000)")
+    parser.add_argument("--fixed-workers", type=int, default=2, help="capped: API sweep (2)")
     args = parser.parse_args()
+    if args.capped:
+        capped(args)
+        return
     print(f"calibration: sum(range(10**6)) takes {calibration_ms():.0f} ms of CPU here")
     for workers in (1, 2):
         _run(args.postgres, args.redis, workers, args)
