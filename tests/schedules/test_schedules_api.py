@@ -223,3 +223,40 @@ async def test_usage_by_schedule(
     )
     assert bad.status_code == 400
     assert bad.json()["error"]["details"]["parameter"] == "start_date"
+
+
+async def test_a_fired_run_records_the_agent_version_it_executes(
+    client: httpx.AsyncClient, auth: dict[str, str], clock: Clock
+) -> None:
+    agent = await client.post(
+        "/v1/agents", json={"name": "Reporter", "config": {"instructions": "one"}}, headers=auth
+    )
+    agent_id = agent.json()["agent_id"]
+    made = await create(client, auth, cron="0 9 * * *", agent_id=agent_id, paused=True)
+    trigger = f"{SCHEDULES}/{made['schedule_id']}/trigger"
+    first = (await client.post(trigger, headers=auth)).json()
+    runs = [await wait_finished(client, auth, first["run_id"])]
+    edited = await client.put(
+        f"/v1/agents/{agent_id}", json={"config": {"instructions": "two"}}, headers=auth
+    )
+    assert edited.status_code == 200, edited.text
+    second = (await client.post(trigger, headers=auth)).json()
+    runs.append(await wait_finished(client, auth, second["run_id"]))
+    assert [run["agent_version"] for run in runs] == [1, 2]
+    # The runs list finds a version's runs (of one agent).
+    listed = await client.get(RUNS, params={"agent_id": agent_id, "agent_version": 2}, headers=auth)
+    assert [run["run_id"] for run in listed.json()["data"]] == [second["run_id"]]
+    bad = await client.get(RUNS, params={"agent_id": agent_id, "agent_version": 0}, headers=auth)
+    assert bad.status_code == 400
+    assert bad.json()["error"]["details"]["parameter"] == "agent_version"
+    # A schedule runs its agent's live version: a version or an alias is refused, saying so.
+    for reference in (f"{agent_id}@1", f"{agent_id}@prod"):
+        response = await client.post(
+            SCHEDULES,
+            json={"prompt": "x", "cron": "0 9 * * *", "agent_id": reference},
+            headers=auth,
+        )
+        assert response.status_code == 400, response.text
+        error = response.json()["error"]
+        assert error["details"]["parameter"] == "agent_id"
+        assert "live version" in error["message"]

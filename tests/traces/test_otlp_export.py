@@ -137,6 +137,8 @@ async def test_a_run_with_tools_and_a_wait_continues_the_callers_trace(
     assert root.attributes == {
         "gen_ai.operation.name": "invoke_agent",
         "gen_ai.agent.id": agent_id,
+        "gen_ai.agent.name": "test agent",
+        "gen_ai.agent.version": "1",
         "gen_ai.provider.name": "atrium",
         "gen_ai.request.model": "atrium:offline",
         "gen_ai.conversation.id": run["thread_id"],

@@ -241,6 +241,7 @@ async def list_runs(
     before: Position | None,
     limit: int,
     schedule_id: str | None = None,
+    agent_version: int | None = None,
 ) -> Sequence[Run]:
     """The account's runs newest first, strictly after the cursor position `before`."""
     query = (
@@ -256,6 +257,8 @@ async def list_runs(
         query = query.where(Run.thread_id == thread_id)
     if schedule_id is not None:
         query = query.where(Run.schedule_id == schedule_id)
+    if agent_version is not None:
+        query = query.where(Run.agent_version == agent_version)
     if before is not None:
         query = query.where(older_than(Run.created_at, Run.id, before))
     query = query.order_by(Run.created_at.desc(), Run.id.desc()).limit(limit)

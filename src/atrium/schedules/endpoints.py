@@ -16,6 +16,7 @@ from atrium.runs.api.endpoints import BrokerDep
 from atrium.schedules import cron, scheduler, service
 from atrium.schedules.errors import (
     ScheduleAgentNotFound,
+    ScheduleAgentReference,
     ScheduleLimitReached,
     ScheduleNotFound,
     ScheduleThreadNotFound,
@@ -39,7 +40,12 @@ from atrium.schedules.schemas import (
 # answers 415 for any other declared type.
 router = APIRouter(prefix="/schedules", tags=["schedules"], strict_content_type=False)
 _NOT_FOUND = error_responses(ScheduleNotFound)
-_CHECKS = (ScheduleAgentNotFound, ScheduleThreadNotFound, ScheduleWindowInvalid)
+_CHECKS = (
+    ScheduleAgentNotFound,
+    ScheduleAgentReference,
+    ScheduleThreadNotFound,
+    ScheduleWindowInvalid,
+)
 ScheduleId = Annotated[str, Path(description="The schedule's id (`sch_…`).", max_length=40)]
 
 

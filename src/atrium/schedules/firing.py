@@ -52,6 +52,15 @@ class Outcome:
 
 
 @dataclass(frozen=True, slots=True)
+class _RunAgent:
+    """What a fired run executes: the agent's live config (the schedule's `config` on top)
+    and the number of the agent version it was taken from, read together when it fires."""
+
+    config: AgentConfig
+    version: int
+
+
+@dataclass(frozen=True, slots=True)
 class _Plan:
     fire_at: datetime
     skip: str | None = None
@@ -155,10 +164,10 @@ def _write(
 ) -> None:
     """Record one fire time (fired or skipped) and, when it fires, its run."""
     skip, detail = plan.skip, plan.detail
-    config: AgentConfig | None = None
+    agent: _RunAgent | None = None
     earlier: list[busy_threads.UnfinishedRun] = []
     if skip is None:
-        skip, detail, config, earlier = _checks(session, schedule, plan.fire_at, tz=tz)
+        skip, detail, agent, earlier = _checks(session, schedule, plan.fire_at, tz=tz)
     values: dict[str, Any] = {
         "id": new_id("fir"),
         "schedule_id": schedule.id,
@@ -173,14 +182,14 @@ def _write(
     }
     if not repository.insert_firing(session, values):
         return  # recorded before: it fired (or skipped) then, once
-    if skip is None and config is not None:
+    if skip is None and agent is not None:
         for previous in earlier:  # on_overlap cancel_previous
             stopped = busy_threads.stop_run(
                 session, run=previous, reason=CancelReason.SUPERSEDED, now=now
             )
             if stopped is not None:
                 outcome.announcements.append(stopped)
-        run, thread = _new_run(schedule, config, now=now)
+        run, thread = _new_run(schedule, agent, now=now)
         outcome.announcements.append(moves.create(session, thread=thread, run=run, now=now))
         repository.set_firing_run(session, firing_id=values["id"], run_id=run.id)
         values["run_id"] = run.id
@@ -200,17 +209,17 @@ def _write(
 
 def _checks(
     session: Session, schedule: Schedule, fire_at: datetime, *, tz: ZoneInfo
-) -> tuple[str | None, str | None, AgentConfig | None, list[busy_threads.UnfinishedRun]]:
-    """Whether a fire time may run: (skip reason, detail, the run's config, the unfinished runs
-    to cancel first)."""
+) -> tuple[str | None, str | None, _RunAgent | None, list[busy_threads.UnfinishedRun]]:
+    """Whether a fire time may run: (skip reason, detail, what the run executes, the unfinished
+    runs to cancel first)."""
     if schedule.thread_id is not None and not repository.thread_exists(
         session, account_id=schedule.account_id, thread_id=schedule.thread_id
     ):
         return "thread_missing", f"thread {schedule.thread_id} no longer exists", None, []
-    agent_config = repository.live_agent(
+    live = repository.live_agent(
         session, account_id=schedule.account_id, agent_id=schedule.agent_id
     )
-    if agent_config is None:
+    if live is None:
         return "agent_missing", f"agent {schedule.agent_id} no longer exists", None, []
     cap = schedule.max_credits_per_day_micro
     if cap is not None:
@@ -228,13 +237,15 @@ def _checks(
     if earlier and schedule.on_overlap == "skip":
         ids = ", ".join(run.run_id for run in earlier[:3])
         return "overlap", f"its previous run is unfinished ({ids})", None, []
-    config = stored_config({**agent_config, **(schedule.config or {})})
-    return None, None, config, earlier if schedule.on_overlap == "cancel_previous" else []
+    agent_config, version = live
+    agent = _RunAgent(stored_config({**agent_config, **(schedule.config or {})}), version)
+    return None, None, agent, earlier if schedule.on_overlap == "cancel_previous" else []
 
 
 def _new_run(
-    schedule: Schedule, config: AgentConfig, *, now: datetime
+    schedule: Schedule, agent: _RunAgent, *, now: datetime
 ) -> tuple[NewRun, NewThread | None]:
+    config = agent.config
     thread = None
     thread_id = schedule.thread_id
     if thread_id is None:
@@ -255,5 +266,6 @@ def _new_run(
         webhook_secret=None,
         created_at=now,
         schedule_id=schedule.id,
+        agent_version=agent.version,
     )
     return run, thread

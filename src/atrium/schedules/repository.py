@@ -138,14 +138,17 @@ def lock(
     return session.scalar(query)
 
 
-def live_agent(session: Session, *, account_id: int, agent_id: str) -> dict[str, Any] | None:
-    """The config of the account's agent, unless deleted."""
+def live_agent(
+    session: Session, *, account_id: int, agent_id: str
+) -> tuple[dict[str, Any], int] | None:
+    """The config of the account's agent and the number of the version it is (one row, so
+    the two agree), unless deleted."""
     row = session.execute(
-        select(Agent.config).where(
+        select(Agent.config, Agent.version).where(
             Agent.id == agent_id, Agent.account_id == account_id, Agent.deleted_at.is_(None)
         )
     ).first()
-    return None if row is None else dict(row.config)
+    return None if row is None else (dict(row.config), int(row.version))
 
 
 def thread_exists(session: Session, *, account_id: int, thread_id: str) -> bool:

@@ -29,6 +29,7 @@ from atrium.runs.api.service import checked_metadata, checked_prompt
 from atrium.schedules import clock, cron, repository
 from atrium.schedules.errors import (
     ScheduleAgentNotFound,
+    ScheduleAgentReference,
     ScheduleLimitReached,
     ScheduleNotFound,
     ScheduleThreadNotFound,
@@ -78,6 +79,8 @@ async def _agent_id(
             session, account_id=account_id, model=settings.default_model
         )
         return agent.id
+    if "@" in agent_id:
+        raise ScheduleAgentReference(agent_id)
     found = (
         await agents_repository.get_live(session, account_id=account_id, agent_id=agent_id)
         if _ID.match(agent_id)

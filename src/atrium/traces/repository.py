@@ -13,7 +13,7 @@ from sqlalchemy import Connection, Row, Table, bindparam, select
 
 from atrium.db.batcher import WriteBatcher
 from atrium.db.engine import Database
-from atrium.db.models import EventKind, Run, RunEvent, RunStatus
+from atrium.db.models import Agent, EventKind, Run, RunEvent, RunStatus
 from atrium.traces.spans import ModelAnswer, TracedEvent, TracedRun
 
 _FINISHED = (RunStatus.COMPLETED, RunStatus.FAILED, RunStatus.CANCELLED)
@@ -39,6 +39,9 @@ _RUN_COLUMNS = (
     Run.trace_exported_seq,
     Run.last_event_seq,
     Run.messages,
+    Run.agent_version,
+    # The agent's name as it is now (a rename shows on spans sent later).
+    Agent.name.label("agent_name"),
 )
 _MARK = (
     cast(Table, Run.__table__)
@@ -62,7 +65,9 @@ async def stored_traces(
     """Point reads: the runs (of `account_id`, when given) by primary key, then each run's
     events a page at a time through (run_id, seq), in `run_ids`' order. Without `content` the
     streamed text stays in the database (no span shows it)."""
-    runs = select(*_RUN_COLUMNS).where(Run.id.in_(run_ids))
+    runs = (
+        select(*_RUN_COLUMNS).outerjoin(Agent, Agent.id == Run.agent_id).where(Run.id.in_(run_ids))
+    )
     if account_id is not None:
         runs = runs.where(Run.account_id == account_id)
     rows = {row.id: row for row in await db.point_read(lambda conn: conn.execute(runs).all())}
@@ -128,6 +133,8 @@ def _traced_run(row: Any) -> TracedRun:
         created_at=row.created_at,
         traceparent=row.traceparent,
         responses=model_answers(row.messages),
+        agent_name=row.agent_name,
+        agent_version=None if row.agent_version is None else str(row.agent_version),
     )
 
 

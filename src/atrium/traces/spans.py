@@ -59,8 +59,10 @@ class TracedRun:
     # The model's answers stored with the run (pydantic-ai's `ModelResponse`s, in order): each
     # request's tokens and the model that answered, for its `chat` span.
     responses: tuple[ModelAnswer, ...] = ()
-    # The agent's version the run used: `gen_ai.agent.version` once agents have versions.
+    # The number of the agent version whose config the run executed (`runs.agent_version`),
+    # as text: the conventions' `gen_ai.agent.version` is a string. None for older runs.
     agent_version: str | None = None
+    agent_name: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -408,6 +410,8 @@ class _Builder:
             "atrium.run.tool_calls": run.tool_calls,
             "atrium.credits": run.credits_micro / 1_000_000,
         }
+        if run.agent_name is not None:
+            attributes["gen_ai.agent.name"] = run.agent_name
         if run.agent_version is not None:
             attributes["gen_ai.agent.version"] = run.agent_version
         if self.content:

@@ -146,9 +146,18 @@ async def list_runs(
     schedule_id: Annotated[
         str | None, Query(max_length=40, description="Only the runs this schedule queued.")
     ] = None,
+    agent_version: Annotated[
+        int | None,
+        Query(
+            ge=1,
+            le=2**31 - 1,
+            description="Only the runs that executed this version of their agent; with "
+            "`agent_id`, of that agent.",
+        ),
+    ] = None,
 ) -> RunList:
-    """The account's runs, newest first, filtered by status, agent, thread or schedule; follow
-    `next_cursor` (pass it as `cursor`) while `has_more`."""
+    """The account's runs, newest first, filtered by status, agent (and its version), thread
+    or schedule; follow `next_cursor` (pass it as `cursor`) while `has_more`."""
     page = await service.list_runs(
         session,
         account_id=principal.account_id,
@@ -156,6 +165,7 @@ async def list_runs(
         agent_id=agent_id,
         thread_id=thread_id,
         schedule_id=schedule_id,
+        agent_version=agent_version,
         limit=limit,
         cursor=cursor,
     )

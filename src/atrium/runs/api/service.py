@@ -528,6 +528,7 @@ async def list_runs(
     limit: int,
     cursor: str | None,
     schedule_id: str | None = None,
+    agent_version: int | None = None,
 ) -> RunPage:
     """A page of the account's runs, newest first, and the cursor of the next page."""
     if status is not None and status not in _STATUSES:
@@ -544,6 +545,7 @@ async def list_runs(
         agent_id=agent_id,
         thread_id=thread_id,
         schedule_id=schedule_id,
+        agent_version=agent_version,
         before=before,
         limit=limit + 1,
     )
