@@ -5,6 +5,7 @@
 import { ApiError, api, clearKey, getKey, onUnauthorized, setKey } from "./api.js";
 import { errorBox, field, h, pageHeader, replace, toast } from "./dom.js";
 import { agentEditView, agentsView } from "./agents.js";
+import { memoryItemView, memoryView } from "./memory.js";
 import { recordEditView, recordsView, DOMAINS, SPACES } from "./records.js";
 import { runView, runsView } from "./runs.js";
 import { scheduleView, schedulesView } from "./schedules.js";
@@ -23,6 +24,8 @@ const ROUTES = [
   [/^\/threads\/([\w-]+)$/, "Thread", threadView],
   [/^\/schedules$/, "Schedules", schedulesView],
   [/^\/schedules\/([\w-]+)$/, "Schedule", scheduleView],
+  [/^\/memory$/, "Memory", memoryView],
+  [/^\/memory\/([\w-]+)$/, "Memory item", memoryItemView],
   [/^\/agents$/, "Agents", agentsView],
   [/^\/agents\/([\w-]+)\/edit$/, "Edit agent", agentEditView],
   [/^\/usage$/, "Usage", usageView],

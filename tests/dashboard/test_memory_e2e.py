@@ -1,0 +1,52 @@
+"""Memory on the dashboard (Chromium): browse by namespace, search, and an item's history
+naming the run (linked) and tool call, or the API key, that wrote each version."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from atrium.client import Client
+from tests.dashboard.conftest import Server, shot
+from tests.dashboard.test_e2e import expect, sign_in
+
+pytestmark = pytest.mark.usefixtures("chromium_path")
+
+
+async def test_browse_search_and_see_who_wrote_an_item(page: Any, server: Server) -> None:
+    key = server.new_key()
+    with Client(server.url, key) as atrium:
+        atrium.memory.put("users/bob", "drink", {"drink": "latte"})
+        agent = atrium.agents.create(
+            "keeper", config={"tools": [], "memory": {"read": [[]], "write": [["users"]]}}
+        )
+        call = 'call memory_write {"namespace": ["users", "alice"], "key": "drink", "value": "tea"}'
+        run = atrium.runs.wait(atrium.runs.create(call, agent_id=agent.agent_id).run_id)
+        assert run.status == "completed"
+        item = atrium.memory.get_by_key("users/alice", "drink")
+        atrium.memory.put("users/alice", "drink", "green tea")
+
+    await sign_in(page, key)
+    await page.get_by_role("link", name="Memory").click()
+    await expect(page.get_by_role("heading", level=1, name="Memory")).to_be_visible()
+    rows = page.locator("table.memory tbody tr")
+    await expect(rows).to_have_count(2)
+    await page.get_by_label("Namespace").fill("users/alice")
+    await page.get_by_role("button", name="Show").click()
+    await expect(rows).to_have_count(1)
+    await page.get_by_label("Search").fill("latte")
+    await page.get_by_label("Namespace").fill("")
+    await page.get_by_role("button", name="Show").click()
+    await expect(rows).to_have_count(1)
+    await expect(rows.first).to_contain_text("users/bob")
+
+    await page.goto(f"/dashboard#/memory/{item.item_id}")
+    await expect(page.get_by_role("heading", level=1, name="Memory item")).to_be_visible()
+    history = page.locator("table.memory-history tbody tr")
+    await expect(history).to_have_count(2)
+    await expect(history.nth(0)).to_contain_text("API key")
+    await expect(history.nth(1)).to_contain_text("offline-call-1")
+    await shot(page, "memory-item")
+    await history.nth(1).get_by_role("link", name=run.run_id).click()
+    await expect(page.get_by_role("heading", level=1, name="Run")).to_be_visible()
