@@ -501,9 +501,10 @@ class Runs(_Resource):
         limit: int | None = None,
         cursor: str | None = None,
         schedule_id: str | None = None,
+        agent_version: int | None = None,
     ) -> RunPage:
         return await self._client.send(
-            calls.list_runs(status, agent_id, thread_id, limit, cursor, schedule_id)
+            calls.list_runs(status, agent_id, thread_id, limit, cursor, schedule_id, agent_version)
         )
 
     async def iter_all(
@@ -514,10 +515,13 @@ class Runs(_Resource):
         thread_id: str | None = None,
         limit: int | None = None,
         schedule_id: str | None = None,
+        agent_version: int | None = None,
     ) -> AsyncIterator[Run]:
         """Every run matching the filters, newest first, following the cursor."""
         async for page in self._pages(
-            lambda cursor: calls.list_runs(status, agent_id, thread_id, limit, cursor, schedule_id)
+            lambda cursor: calls.list_runs(
+                status, agent_id, thread_id, limit, cursor, schedule_id, agent_version
+            )
         ):
             for run in page.data:
                 yield run

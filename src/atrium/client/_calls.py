@@ -308,12 +308,14 @@ def list_runs(
     limit: int | None = None,
     cursor: str | None = None,
     schedule_id: str | None = None,
+    agent_version: int | None = None,
 ) -> Call[RunPage]:
     params = compact(
         status=status,
         agent_id=agent_id,
         thread_id=thread_id,
         schedule_id=schedule_id,
+        agent_version=agent_version,
         limit=limit,
         cursor=cursor,
     )

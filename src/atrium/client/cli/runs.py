@@ -336,18 +336,21 @@ def runs_list(
 ) -> None:
     """The latest runs, newest first, a page at a time: the next page is
     `--cursor` with the cursor printed under the table (or `next_cursor` with --json)."""
-    filters = {"status": status, "agent_id": agent, "thread_id": thread}
     with client(url, api_key) as atrium:
         if every:
-            found = list(atrium.runs.iter_all(**filters, limit=limit))
+            found = list(
+                atrium.runs.iter_all(status=status, agent_id=agent, thread_id=thread, limit=limit)
+            )
             page = RunPage(data=found, has_more=False, next_cursor=None)
         else:
-            page = atrium.runs.list(**filters, limit=limit, cursor=cursor)
+            page = atrium.runs.list(
+                status=status, agent_id=agent, thread_id=thread, limit=limit, cursor=cursor
+            )
     if as_json:
         print_json(page)
         return
     if not page.data:
-        if any(value is not None for value in filters.values()):
+        if any(value is not None for value in (status, agent, thread)):
             console.print("No runs match these filters.")
         elif cursor is not None:
             console.print("No more runs.")
