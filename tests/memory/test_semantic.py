@@ -10,6 +10,7 @@ import httpx
 import pytest
 
 from tests.conftest import KeyFactory, bearer
+from tests.runs.helpers import create_run, wait_finished
 
 ITEMS = "/v1/memory/items"
 SEARCH = "/v1/memory/search"
@@ -84,3 +85,20 @@ async def test_semantic_without_embedder_names_mode(
     response = await client.post(SEARCH, json={"mode": "semantic", "query": "x"}, headers=auth)
     assert response.status_code == 400
     assert response.json()["error"]["details"]["parameter"] == "mode"
+
+
+async def test_an_agents_write_is_found_by_meaning(
+    client: httpx.AsyncClient, auth: dict[str, str]
+) -> None:
+    """Items a run's memory_write stores get a vector too, as the API's puts do."""
+    memory = {"read": [["users"]], "write": [["users"]]}
+    agent = await client.post(
+        "/v1/agents", json={"name": "m", "config": {"tools": [], "memory": memory}}, headers=auth
+    )
+    assert agent.status_code == 201, agent.text
+    write = 'call memory_write {"namespace": ["users"], "key": "pets", "value": "two cats"}'
+    run = await create_run(client, auth, write, agent_id=agent.json()["agent_id"])
+    done = await wait_finished(client, auth, run["run_id"])
+    assert "Remembered 'pets'" in done["result"], done
+    await _put(client, auth, namespace=["users"], key="job", value="database administrator")
+    assert (await _keys(client, auth, query="cats at home"))[0] == "pets"

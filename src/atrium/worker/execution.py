@@ -25,7 +25,7 @@ from atrium.runtime.executor import RunOutcome, RunSpec, Runtime, history_from_j
 from atrium.runtime.lost_calls import LostCall, lost_calls
 from atrium.worker import parked_runs
 from atrium.worker.memory_blocks import with_blocks
-from atrium.worker.memory_store import RunMemoryStore
+from atrium.worker.memory_store import RunMemoryStore, process_embedder
 from atrium.worker.recorder import LeaseLost, RunRecorder
 
 log = logging.getLogger("atrium.worker")
@@ -116,7 +116,12 @@ class RunExecution:
         """The account's memory, for an agent with memory tools (`config.memory`)."""
         if not self.claim.config.get("memory"):
             return None
-        return RunMemoryStore(self.recorder.db, self.claim.account_id, self.claim.run_id)
+        return RunMemoryStore(
+            self.recorder.db,
+            self.claim.account_id,
+            self.claim.run_id,
+            embedder=process_embedder(self.recorder.settings),
+        )
 
     async def _fitted_history(
         self, target: ProviderTarget | None

@@ -15,9 +15,11 @@ from atrium.errors import InvalidParameter
 from atrium.memory import service
 from atrium.memory.blocks import service as blocks
 from atrium.memory.blocks.errors import BlockNotFound
+from atrium.memory.embedders import Embedder, embedder_for
 from atrium.memory.errors import MemoryItemNotFound
 from atrium.memory.schemas import MemoryPut, MemorySearch
 from atrium.runtime.sink import EditedBlock, FoundMemory, MemoryRefused
+from atrium.settings import Settings
 
 
 def _refused(exc: ValidationError) -> MemoryRefused:
@@ -26,11 +28,25 @@ def _refused(exc: ValidationError) -> MemoryRefused:
     return MemoryRefused(f"{where}: {error['msg']}")
 
 
+_EMBEDDERS: dict[str, Embedder | None] = {}
+
+
+def process_embedder(settings: Settings) -> Embedder | None:
+    """The embedder `ATRIUM_EMBEDDINGS_MODEL` names, one per process (a remote one keeps its
+    HTTP connections across runs)."""
+    name = settings.embeddings_model or ""
+    if name not in _EMBEDDERS:
+        _EMBEDDERS[name] = embedder_for(settings)
+    return _EMBEDDERS[name]
+
+
 @dataclass(frozen=True, slots=True)
 class RunMemoryStore:
     db: Database
     account_id: int
     run_id: str
+    # Writes store the search text's vector when an embedder is configured, as the API's do.
+    embedder: Embedder | None = None
 
     async def search(self, *, query: str, prefix: list[str], limit: int) -> list[FoundMemory]:
         try:
@@ -67,6 +83,7 @@ class RunMemoryStore:
                     account_id=self.account_id,
                     data=data,
                     writer=self._writer(tool_call_id),
+                    embedder=self.embedder,
                 )
                 return item.id
         except InvalidParameter as exc:
