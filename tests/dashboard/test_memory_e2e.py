@@ -50,3 +50,28 @@ async def test_browse_search_and_see_who_wrote_an_item(page: Any, server: Server
     await shot(page, "memory-item")
     await history.nth(1).get_by_role("link", name=run.run_id).click()
     await expect(page.get_by_role("heading", level=1, name="Run")).to_be_visible()
+
+
+async def test_create_and_edit_a_block(page: Any, server: Server) -> None:
+    key = server.new_key()
+    await sign_in(page, key)
+    await page.get_by_role("link", name="Blocks").click()
+    await expect(page.get_by_role("heading", level=1, name="Blocks")).to_be_visible()
+    await page.get_by_label("Label").fill("persona")
+    await page.get_by_label("Text").fill("Terse.")
+    await page.get_by_role("button", name="Create block").click()
+    await expect(page.get_by_role("heading", level=2, name="persona · version 1")).to_be_visible()
+    await page.get_by_label("Text").fill("Terse and kind.")
+    await page.get_by_role("button", name="Save block").click()
+    await expect(page.get_by_role("heading", level=2, name="persona · version 2")).to_be_visible()
+    versions = page.locator("table.block-history tbody tr")
+    await expect(versions).to_have_count(2)
+    await expect(versions.nth(0)).to_contain_text("API key")
+    with Client(server.url, key) as atrium:
+        atrium.blocks.update("persona", value="Changed elsewhere.")
+    await page.get_by_label("Text").fill("Mine.")
+    await page.get_by_role("button", name="Save block").click()
+    await expect(page.locator("form").get_by_text("is at version 3")).to_be_visible()
+    with Client(server.url, key) as atrium:
+        assert atrium.blocks.get("persona").value == "Changed elsewhere."
+    await shot(page, "memory-block")

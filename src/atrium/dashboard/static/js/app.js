@@ -5,6 +5,7 @@
 import { ApiError, api, clearKey, getKey, onUnauthorized, setKey } from "./api.js";
 import { errorBox, field, h, pageHeader, replace, toast } from "./dom.js";
 import { agentEditView, agentsView } from "./agents.js";
+import { blockView, blocksView } from "./blocks.js";
 import { memoryItemView, memoryView } from "./memory.js";
 import { recordEditView, recordsView, DOMAINS, SPACES } from "./records.js";
 import { runView, runsView } from "./runs.js";
@@ -26,6 +27,8 @@ const ROUTES = [
   [/^\/schedules\/([\w-]+)$/, "Schedule", scheduleView],
   [/^\/memory$/, "Memory", memoryView],
   [/^\/memory\/([\w-]+)$/, "Memory item", memoryItemView],
+  [/^\/blocks$/, "Blocks", blocksView],
+  [/^\/blocks\/([\w.-]+)$/, "Block", blockView],
   [/^\/agents$/, "Agents", agentsView],
   [/^\/agents\/([\w-]+)\/edit$/, "Edit agent", agentEditView],
   [/^\/usage$/, "Usage", usageView],
