@@ -43,6 +43,10 @@ def test_put_get_list_search_history_delete(atrium: Client) -> None:
     assert [item.item_id for item in found] == [first.item_id]
     assert atrium.memory.search("latte", namespace_prefix=["users", "alice"]) == []
     assert [i.key for i in atrium.memory.search("latte", filter={"drink": "latte"})] == ["drink"]
+    assert [i.key for i in atrium.memory.search("latte", mode="text")] == ["drink"]
+    with pytest.raises(InvalidParameterError) as semantic:
+        atrium.memory.search("latte", mode="semantic")  # this server has no embeddings model
+    assert semantic.value.parameter == "mode"
 
     assert atrium.memory.delete(first.item_id).deleted is True
     with pytest.raises(NotFoundError):

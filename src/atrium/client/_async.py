@@ -11,7 +11,7 @@ from contextlib import asynccontextmanager
 from datetime import date
 from pathlib import Path
 from types import TracebackType
-from typing import Any, Generic, Protocol, TypeVar, Unpack
+from typing import Any, Generic, Literal, Protocol, TypeVar, Unpack
 
 import httpx
 from httpx_sse import aconnect_sse
@@ -1070,11 +1070,13 @@ class Memory(_Resource):
         namespace_prefix: str | Sequence[str] | None = None,
         limit: int | None = None,
         filter: Mapping[str, Any] | None = None,
+        mode: Literal["text", "semantic"] | None = None,
     ) -> builtins.list[MemoryItem]:
-        """Live items whose text holds every word of `query`, best first; `filter` keeps
-        values holding each of its top-level fields with an equal value."""
+        """Live items whose text holds every word of `query` (`mode="semantic"`: nearest in
+        meaning, when the server has an embeddings model), best first; `filter` keeps values
+        holding each of its top-level fields with an equal value."""
         result = await self._client.send(
-            calls.search_memory(query, namespace_prefix, limit, filter)
+            calls.search_memory(query, namespace_prefix, limit, filter, mode)
         )
         return result.data
 

@@ -707,8 +707,11 @@ def search_memory(
     namespace_prefix: str | Sequence[str] | None = None,
     limit: int | None = None,
     filter: Mapping[str, Any] | None = None,
+    mode: Literal["text", "semantic"] | None = None,
 ) -> Call[MemorySearchResult]:
-    body: dict[str, Any] = {"query": query}
+    """`mode`: "text" (every word) or "semantic" (nearest in meaning; needs the server's
+    embeddings model)."""
+    body: dict[str, Any] = {"query": query, **compact(mode=mode)}
     if namespace_prefix is not None:
         body["namespace_prefix"] = namespace_list(namespace_prefix)
     body.update(compact(limit=limit, filter=dict(filter) if filter is not None else None))
