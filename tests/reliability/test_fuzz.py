@@ -102,6 +102,8 @@ async def _target(backend: str, database_url: str, quiet_dns: DNSServer) -> Fuzz
         # An upload's type is read from its bytes, which OpenAPI's `format: binary` cannot
         # state: any bytes are a file of some type, all allowed here.
         file_allowed_types=["application/octet-stream", "image/*", "text/*", "application/*"],
+        # Search by meaning is in the schema; a deployment without an embedder refuses it.
+        embeddings_model="offline",
     )
     db = Database(config)
     async with db.transaction() as session:
