@@ -99,6 +99,9 @@ def test_cli_memory(user: Server, atrium: Client) -> None:
     assert item_id in listed.stdout and "users/alice" in listed.stdout
     found = user.cli("memory", "search", "tea", "--json")
     assert [row["item_id"] for row in json.loads(found.stdout)["data"]] == [item_id]
+    # This server has no embeddings model: search by meaning is refused, naming the option.
+    semantic = user.cli("memory", "search", "tea", "--mode", "semantic")
+    assert semantic.returncode == 1 and "(parameter: mode)" in semantic.stderr, semantic.stderr
     removed = user.cli("memory", "rm", item_id)
     assert removed.returncode == 0, removed.stderr
     history = user.cli("memory", "history", item_id)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 import typer
 from rich import box
@@ -171,13 +171,20 @@ def memory_search(
     query: Annotated[str, typer.Argument(metavar="QUERY", help="Words the text must hold.")],
     prefix: PrefixOption = None,
     limit: Annotated[int, typer.Option(min=1, max=100, help="At most this many.")] = 10,
+    mode: Annotated[
+        Literal["text", "semantic"],
+        typer.Option(
+            help="text: every word of QUERY; semantic: nearest in meaning (the server needs "
+            "ATRIUM_EMBEDDINGS_MODEL)."
+        ),
+    ] = "text",
     as_json: JsonOption = False,
     url: UrlOption = None,
     api_key: KeyOption = None,
 ) -> None:
-    """Live items whose text holds every word of QUERY, best first."""
+    """Live items whose text holds every word of QUERY (or nearest in meaning), best first."""
     with client(url, api_key) as atrium:
-        found = atrium.memory.search(query, namespace_prefix=prefix, limit=limit)
+        found = atrium.memory.search(query, namespace_prefix=prefix, limit=limit, mode=mode)
     print_results(found, items_table, as_json=as_json, none="Nothing found.")
 
 
