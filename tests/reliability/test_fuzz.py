@@ -260,7 +260,8 @@ def _usable_range(case: Case) -> None:
     between two parameters (start_date on or before end_date, at most 366 days apart; the
     descriptions say it). Done here, as the coverage phase runs no hooks."""
     query = case.query
-    if case.operation.path != "/v1/analytics/usage" or not query or "start_date" not in query:
+    usage = ("/v1/analytics/usage", "/v1/schedules/{schedule_id}/usage")
+    if case.operation.path not in usage or not query or "start_date" not in query:
         return
     if case.meta is None or not case.meta.generation.mode.is_positive:
         return
