@@ -27,6 +27,7 @@ from atrium.http.context import RequestContextMiddleware
 from atrium.http.gateway import GatewayMiddleware
 from atrium.http.groups import AGENTS, DOMAINS, RUNS
 from atrium.http.health import router as health_router
+from atrium.memory.embedders import close_process_embedder
 from atrium.memory.endpoints import router as memory_router
 from atrium.observability.logs import install_log_escaping
 from atrium.observability.metrics import Metrics
@@ -61,7 +62,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         title="atrium",
         version=__version__,
         summary="Domains and spaces, durable LLM agent runs, agents and usage analytics.",
-        lifespan=_lifespan(parts),
+        lifespan=_lifespan(parts, settings),
         # FastAPI's pages load their scripts from CDNs; atrium serves /docs itself (http/docs.py).
         docs_url=None,
         redoc_url=None,
@@ -124,7 +125,9 @@ class _Parts:
         )
 
 
-def _lifespan(parts: _Parts) -> Callable[[FastAPI], AbstractAsyncContextManager[None]]:
+def _lifespan(
+    parts: _Parts, settings: Settings
+) -> Callable[[FastAPI], AbstractAsyncContextManager[None]]:
     """Start the parts in order and stop them in reverse, one lifespan at a time."""
     running = False
 
@@ -141,6 +144,8 @@ def _lifespan(parts: _Parts) -> Callable[[FastAPI], AbstractAsyncContextManager[
             # failed half-way stops what it started and reports its own error).
             async with AsyncExitStack() as started:
                 started.push_async_callback(parts.db.dispose)
+                # After the worker pool: its runs may embed until they stop.
+                started.push_async_callback(close_process_embedder, settings)
                 if parts.redis is not None:
                     started.push_async_callback(parts.redis.aclose)
                 await parts.broker.start()

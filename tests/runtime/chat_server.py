@@ -12,13 +12,20 @@ SSE chunks, tool calls with streamed arguments, usage in the last chunk. Its beh
 - `pause=s` waits `s` seconds before each word of a streamed answer (a model writing slowly);
 - `call_id` is the id of every tool call it makes (`call_1`);
 - a multimodal user message (text, `image_url` and `file` parts) is taken too: its text parts
-  are the prompt.
+  are the prompt;
+- `/embeddings` answers each input with a deterministic vector of `EMBEDDING_DIMENSIONS` (its
+  words hashed: texts sharing words are near); `embeddings_status` set makes it answer that
+  HTTP status instead, as a failing server would.
 """
 
 from __future__ import annotations
 
 import asyncio
+import base64
+import hashlib
 import json
+import re
+import struct
 import time
 from collections.abc import AsyncIterator
 from typing import Any
@@ -31,6 +38,7 @@ from starlette.routing import Route
 from tests.loopback import LoopbackServer
 
 ANSWER = "The artifact is written; here is the final answer."
+EMBEDDING_DIMENSIONS = 16
 
 
 class ChatServer:
@@ -51,8 +59,15 @@ class ChatServer:
         self.output = output
         self.pause = pause
         self.call_id = call_id
+        self.embedding_requests: list[dict[str, Any]] = []
+        self.embeddings_status: int | None = None
         self._release = asyncio.Event()
-        app = Starlette(routes=[Route("/v1/chat/completions", self._chat, methods=["POST"])])
+        app = Starlette(
+            routes=[
+                Route("/v1/chat/completions", self._chat, methods=["POST"]),
+                Route("/v1/embeddings", self._embeddings, methods=["POST"]),
+            ]
+        )
         # A stalled request's client may be gone (killed): the server drops it at the end.
         self._served = LoopbackServer(app, path="/v1", port=port, lifespan="off", force_exit=True)
         self.port, self.base_url = self._served.port, self._served.url
@@ -90,6 +105,30 @@ class ChatServer:
             )
         return JSONResponse(_completion(body["model"], move, self.call_id))
 
+    async def _embeddings(self, request: Request) -> Response:
+        body = await request.json()
+        self.embedding_requests.append(body)
+        if self.embeddings_status is not None:
+            return JSONResponse(
+                {"error": {"message": "embeddings are down", "type": "server_error"}},
+                status_code=self.embeddings_status,
+            )
+        inputs = body["input"] if isinstance(body["input"], list) else [body["input"]]
+        as_base64 = body.get("encoding_format") == "base64"  # what openai's client asks for
+        data = [
+            {"object": "embedding", "index": index, "embedding": _embedding(text, as_base64)}
+            for index, text in enumerate(inputs)
+        ]
+        tokens = sum(len(text.split()) for text in inputs)
+        return JSONResponse(
+            {
+                "object": "list",
+                "data": data,
+                "model": body["model"],
+                "usage": {"prompt_tokens": tokens, "total_tokens": tokens},
+            }
+        )
+
     def _move(self, body: dict[str, Any]) -> dict[str, Any]:
         messages = body["messages"]
         offered = {tool["function"]["name"] for tool in body.get("tools") or []}
@@ -108,6 +147,18 @@ class ChatServer:
             {"name": "notes.txt", "content": f"notes on {prompt}", "mime_type": "text/plain"}
         )
         return {"tool": "write_artifact", "arguments": arguments}
+
+
+def _embedding(text: str, as_base64: bool) -> list[float] | str:
+    """Each word adds 1 at a place its hash picks (sha256: the same in every process); as
+    base64, the little-endian float32 bytes, as OpenAI sends them."""
+    vector = [0.0] * EMBEDDING_DIMENSIONS
+    for word in re.findall(r"\w+", text.lower()):
+        digest = hashlib.sha256(word.encode()).digest()
+        vector[digest[0] % EMBEDDING_DIMENSIONS] += 1.0
+    if as_base64:
+        return base64.b64encode(struct.pack(f"<{len(vector)}f", *vector)).decode()
+    return vector
 
 
 def _text_of(content: str | list[dict[str, Any]]) -> str:

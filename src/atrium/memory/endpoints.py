@@ -11,8 +11,8 @@ from atrium.http.openapi import error_responses
 from atrium.kit.cursor import CursorQuery
 from atrium.memory import namespaces, service
 from atrium.memory.blocks.endpoints import router as blocks_router
-from atrium.memory.embedders import Embedder, embedder_for
-from atrium.memory.errors import MemoryItemNotFound
+from atrium.memory.embedders import Embedder, process_embedder
+from atrium.memory.errors import EmbeddingsUnavailable, MemoryItemNotFound
 from atrium.memory.schemas import (
     MemoryHistory,
     MemoryHistoryEntry,
@@ -23,12 +23,14 @@ from atrium.memory.schemas import (
     MemorySearch,
     MemorySearchResult,
 )
+from atrium.memory.vectors import VectorIndex
 
 # A body sent without Content-Type is read as JSON (what this group takes); the gateway already
 # answers 415 for any other declared type.
 router = APIRouter(prefix="/memory", tags=["memory"], strict_content_type=False)
 router.include_router(blocks_router)
 _NOT_FOUND = error_responses(MemoryItemNotFound)
+_EMBEDDINGS = error_responses(EmbeddingsUnavailable)
 NamespaceText = Annotated[
     str,
     Query(
@@ -48,18 +50,23 @@ PrefixText = Annotated[
 
 
 def _embedder(request: Request) -> Embedder | None:
-    """The process's embedder (ATRIUM_EMBEDDINGS_MODEL), built on first use."""
-    state = request.app.state
-    if not hasattr(state, "memory_embedder"):
-        state.memory_embedder = embedder_for(state.settings)
-    embedder: Embedder | None = state.memory_embedder
-    return embedder
+    """The process's embedder (ATRIUM_EMBEDDINGS_MODEL), shared with its worker's runs."""
+    return process_embedder(request.app.state.settings)
 
 
 EmbedderDep = Annotated[Embedder | None, Depends(_embedder)]
 
 
-@router.put("/items")
+def _vectors(request: Request) -> VectorIndex:
+    """The process's vectors of search by meaning (ATRIUM_MEMORY_VECTOR_CACHE_MB)."""
+    state = request.app.state
+    if not hasattr(state, "memory_vectors"):
+        state.memory_vectors = VectorIndex(state.settings.memory_vector_cache_mb * 2**20)
+    vectors: VectorIndex = state.memory_vectors
+    return vectors
+
+
+@router.put("/items", responses=_EMBEDDINGS)
 async def put_item(
     body: MemoryPut, session: SessionDep, principal: CurrentPrincipal, embedder: EmbedderDep
 ) -> MemoryItemOut:
@@ -141,14 +148,18 @@ async def item_history(
     return MemoryHistory(item_id=item_id, data=[MemoryHistoryEntry.of(entry) for entry in entries])
 
 
-@router.post("/search")
+@router.post("/search", responses=_EMBEDDINGS)
 async def search(
-    body: MemorySearch, session: SessionDep, principal: CurrentPrincipal, embedder: EmbedderDep
+    body: MemorySearch,
+    session: SessionDep,
+    principal: CurrentPrincipal,
+    embedder: EmbedderDep,
+    vectors: Annotated[VectorIndex, Depends(_vectors)],
 ) -> MemorySearchResult:
     """Live items whose text holds every word of `query` (no stemming), or with `mode:
     semantic` the items nearest in meaning, best first, under `namespace_prefix` when given;
     `filter` keeps values with equal top-level fields."""
     items = await service.search(
-        session, account_id=principal.account_id, data=body, embedder=embedder
+        session, account_id=principal.account_id, data=body, embedder=embedder, vectors=vectors
     )
     return MemorySearchResult(data=[MemoryItemOut.of(item) for item in items])

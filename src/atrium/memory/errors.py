@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from atrium.errors import NotFound
+from atrium.errors import AppError, NotFound
 
 
 class MemoryItemNotFound(NotFound):
@@ -11,3 +11,17 @@ class MemoryItemNotFound(NotFound):
 
     def __init__(self, parameter: str, shown: str) -> None:
         super().__init__(f"no memory item {shown[:80]!r}", details={"parameter": parameter})
+
+
+class EmbeddingsUnavailable(AppError):
+    """The embeddings model (ATRIUM_EMBEDDINGS_MODEL) failed: its server answered an error, could
+    not be reached, or answered something that is not one vector per text. Nothing was
+    written; the same request may succeed once the server is back."""
+
+    status_code = 502
+    code = "EMBEDDINGS_UNAVAILABLE"
+
+    def __init__(self, model: str, reason: str) -> None:
+        super().__init__(
+            f"the embeddings model {model!r} failed: {reason}", details={"model": model}
+        )

@@ -15,29 +15,20 @@ from atrium.errors import InvalidParameter
 from atrium.memory import service
 from atrium.memory.blocks import service as blocks
 from atrium.memory.blocks.errors import BlockNotFound
-from atrium.memory.embedders import Embedder, embedder_for
-from atrium.memory.errors import MemoryItemNotFound
+from atrium.memory.embedders import Embedder, process_embedder
+from atrium.memory.errors import EmbeddingsUnavailable, MemoryItemNotFound
 from atrium.memory.schemas import MemoryPut, MemorySearch
 from atrium.runtime.sink import EditedBlock, FoundMemory, MemoryRefused
-from atrium.settings import Settings
+
+# The worker takes the process's embedder from here (atrium.memory.embedders keeps one per
+# process for the API and the worker alike).
+__all__ = ["RunMemoryStore", "process_embedder"]
 
 
 def _refused(exc: ValidationError) -> MemoryRefused:
     error = exc.errors()[0]
     where = ".".join(str(part) for part in error["loc"]) or "arguments"
     return MemoryRefused(f"{where}: {error['msg']}")
-
-
-_EMBEDDERS: dict[str, Embedder | None] = {}
-
-
-def process_embedder(settings: Settings) -> Embedder | None:
-    """The embedder `ATRIUM_EMBEDDINGS_MODEL` names, one per process (a remote one keeps its
-    HTTP connections across runs)."""
-    name = settings.embeddings_model or ""
-    if name not in _EMBEDDERS:
-        _EMBEDDERS[name] = embedder_for(settings)
-    return _EMBEDDERS[name]
 
 
 @dataclass(frozen=True, slots=True)
@@ -86,7 +77,7 @@ class RunMemoryStore:
                     embedder=self.embedder,
                 )
                 return item.id
-        except InvalidParameter as exc:
+        except (InvalidParameter, EmbeddingsUnavailable) as exc:
             raise MemoryRefused(exc.message) from None
 
     async def delete(self, *, namespace: list[str], key: str, tool_call_id: str) -> str | None:

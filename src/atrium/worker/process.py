@@ -7,6 +7,7 @@ import signal
 
 from atrium.db.engine import Database
 from atrium.db.redis_client import connect_redis
+from atrium.memory.embedders import close_process_embedder
 from atrium.runs.events.broker import Broker, RedisBroker
 from atrium.settings import Settings
 from atrium.worker.pool import WorkerPool
@@ -32,6 +33,7 @@ async def run_worker_process(settings: Settings) -> None:
         await stop.wait()
     finally:
         await pool.stop()
+        await close_process_embedder(settings)
         await broker.stop()
         await db.dispose()
         if redis is not None:
