@@ -1,7 +1,9 @@
 """Memory across processes: two `atrium serve --no-worker` processes and one `atrium worker` on
-one PostgreSQL database. An agent with memory tools (the offline model's script) remembers a
-fact in a thread created through one API process, and finds it in a thread created through the
-other; an approval-gated write made through one is denied through the other and writes nothing;
+one PostgreSQL database, all with the offline embedder. An agent with memory tools (the offline
+model's script) remembers a fact in a thread created through one API process, and finds it in a
+thread created through the other, by its tool and by meaning through the API (the worker's
+write stored its vector); an approval-gated write, and a gated delete, made through one are
+denied through the other and change nothing;
 the provenance read through either names the run and the tool call; another account sees
 nothing; a block shared by two agents, edited by one agent's tool through one process, is the
 version the other agent's next run sees through the other."""
@@ -21,6 +23,8 @@ pytestmark = [pytest.mark.postgres, pytest.mark.redis, pytest.mark.slow]
 RUNS = "/api/v1/public/agent/runs"
 ITEMS = "/v1/memory/items"
 MEMORY = {"read": [["users"]], "write": [["users", "alice"]], "require_approval": ["memory_delete"]}
+GATED = {**MEMORY, "require_approval": ["memory_write"]}
+EMBEDDINGS = {"ATRIUM_EMBEDDINGS_MODEL": "offline"}
 
 
 def _call(name: str, **arguments: Any) -> str:
@@ -42,9 +46,26 @@ async def _run(http: httpx.AsyncClient, key: str, agent_id: str, prompt: str) ->
     return await _until(http, key, made.json()["run_id"], {"completed", "failed", "cancelled"})
 
 
+async def _deny(
+    asked_through: httpx.AsyncClient, denied_through: httpx.AsyncClient, key: str, body: dict
+) -> dict:
+    """Start a run whose tool call waits for approval, deny it through the other process, and
+    return the finished run."""
+    asked = await asked_through.post(RUNS, json=body, headers=bearer(key))
+    assert asked.status_code == 201, asked.text
+    waiting = await _until(denied_through, key, asked.json()["run_id"], {"requires_action"})
+    [call] = waiting["required_action"]["tool_calls"]
+    denial = {"approvals": [{"tool_call_id": call["id"], "approve": False, "reason": "keep"}]}
+    answered = await denied_through.post(
+        f"{RUNS}/{waiting['run_id']}/actions", json=denial, headers=bearer(key)
+    )
+    assert answered.status_code == 200, answered.text
+    return await _until(asked_through, key, waiting["run_id"], {"completed", "failed"})
+
+
 async def test_memory_through_two_api_processes(topology: Topology) -> None:
-    one, two = topology.api(), topology.api()
-    topology.worker()
+    one, two = topology.api(**EMBEDDINGS), topology.api(**EMBEDDINGS)
+    topology.worker(**EMBEDDINGS)
     key, stranger = topology.new_key(), topology.new_key()
     async with (
         httpx.AsyncClient(base_url=one.url, timeout=30) as first,
@@ -61,20 +82,26 @@ async def test_memory_through_two_api_processes(topology: Topology) -> None:
         found = await _run(second, key, agent_id, _call("memory_search", query="Lisbon"))
         assert found["thread_id"] != wrote["thread_id"]
         assert "Lisbon" in found["result"] and '"key":"city"' in found["result"], found
+        near = await second.post(
+            "/v1/memory/search",
+            json={"query": "which city, Lisbon?", "mode": "semantic"},
+            headers=bearer(key),
+        )
+        assert [item["key"] for item in near.json()["data"]] == ["city"], near.text
 
-        # A gated delete asked through one process, denied through the other: nothing lost.
+        # A gated write and a gated delete asked through one process, denied through the
+        # other: nothing written, nothing lost.
+        careful = await first.post(
+            "/v1/agents",
+            json={"name": "careful", "config": {"tools": [], "memory": GATED}},
+            headers=bearer(key),
+        )
+        pet = _call("memory_write", namespace=["users", "alice"], key="pet", value="a cat")
+        body = {"prompt": pet, "agent_id": careful.json()["agent_id"]}
+        denied = await _deny(first, second, key, body)
+        assert "memory_write failed: denied: keep" in denied["result"], denied
         forget = _call("memory_delete", namespace=["users", "alice"], key="city")
-        asked = await first.post(
-            RUNS, json={"prompt": forget, "agent_id": agent_id}, headers=bearer(key)
-        )
-        waiting = await _until(second, key, asked.json()["run_id"], {"requires_action"})
-        [call] = waiting["required_action"]["tool_calls"]
-        denial = {"approvals": [{"tool_call_id": call["id"], "approve": False, "reason": "keep"}]}
-        answered = await second.post(
-            f"{RUNS}/{waiting['run_id']}/actions", json=denial, headers=bearer(key)
-        )
-        assert answered.status_code == 200, answered.text
-        denied = await _until(first, key, waiting["run_id"], {"completed", "failed"})
+        denied = await _deny(first, second, key, {"prompt": forget, "agent_id": agent_id})
         assert "memory_delete failed: denied: keep" in denied["result"], denied
 
         [item] = (await second.get(ITEMS, headers=bearer(key))).json()["data"]
@@ -89,10 +116,13 @@ async def test_memory_through_two_api_processes(topology: Topology) -> None:
             assert (await http.get(ITEMS, headers=bearer(stranger))).json()["data"] == []
             gone = await http.get(f"{ITEMS}/{item['item_id']}/history", headers=bearer(stranger))
             assert gone.status_code == 404
-            searched = await http.post(
-                "/v1/memory/search", json={"query": "Lisbon"}, headers=bearer(stranger)
-            )
-            assert searched.json()["data"] == []
+            for mode in ("text", "semantic"):
+                searched = await http.post(
+                    "/v1/memory/search",
+                    json={"query": "Lisbon", "mode": mode},
+                    headers=bearer(stranger),
+                )
+                assert searched.json()["data"] == [], searched.text
 
 
 async def test_a_shared_block_edited_through_one_process_is_seen_through_the_other(
