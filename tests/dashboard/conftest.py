@@ -92,6 +92,8 @@ def server(tmp_path_factory: pytest.TempPathFactory, slow_llm: str) -> Iterator[
         ATRIUM_PUBLIC_URL=url,
         ATRIUM_LLM_BASE_URL=slow_llm,
         ATRIUM_SSE_HEARTBEAT_SECONDS="1",
+        # The memory page offers search by meaning when the server has an embeddings model.
+        ATRIUM_EMBEDDINGS_MODEL="offline",
         # The example MCP server of the tools tests listens on loopback.
         ATRIUM_ALLOW_PRIVATE_TARGETS="true",
         PYTHONUNBUFFERED="1",

@@ -100,6 +100,20 @@ export async function blockView({ main, params: [label], signal }) {
     h("thead", {}, h("tr", {}, ["Version", "Action", "Text", "Written by", "When"].map(
       (name) => h("th", { scope: "col" }, name)))),
     h("tbody", {}, rows));
-  replace(main, pageHeader("Block"), form,
+  const remove = h("button", {
+    type: "button", class: "danger secondary",
+    onclick: async () => {
+      const agents = "Agents that list it no longer see it; its versions stay readable.";
+      if (!window.confirm(`Delete block “${block.label}”? ${agents}`)) return;
+      try {
+        await api(path, { method: "DELETE" });
+        toast(`Deleted block ${block.label}`);
+        window.location.hash = "#/blocks";
+      } catch (error) {
+        toast(error.message);
+      }
+    },
+  }, "Delete block");
+  replace(main, pageHeader("Block"), form, remove,
     h("section", { class: "card", "aria-labelledby": "versions-title" }, [h("h2", { id: "versions-title" }, "Versions"), table]));
 }
