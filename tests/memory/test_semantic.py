@@ -102,3 +102,55 @@ async def test_an_agents_write_is_found_by_meaning(
     assert "Remembered 'pets'" in done["result"], done
     await _put(client, auth, namespace=["users"], key="job", value="database administrator")
     assert (await _keys(client, auth, query="cats at home"))[0] == "pets"
+
+
+async def _memory_agent(client: httpx.AsyncClient, auth: dict[str, str]) -> str:
+    memory = {"read": [["users"]], "write": [["users"]]}
+    agent = await client.post(
+        "/v1/agents", json={"name": "m", "config": {"tools": [], "memory": memory}}, headers=auth
+    )
+    assert agent.status_code == 201, agent.text
+    agent_id: str = agent.json()["agent_id"]
+    return agent_id
+
+
+async def _tool_result(
+    client: httpx.AsyncClient, auth: dict[str, str], agent_id: str, line: str
+) -> str:
+    run = await create_run(client, auth, line, agent_id=agent_id)
+    done = await wait_finished(client, auth, run["run_id"])
+    assert done["status"] == "completed", done
+    result: str = done["result"]
+    return result
+
+
+async def test_an_agent_searches_by_meaning(
+    client: httpx.AsyncClient, auth: dict[str, str]
+) -> None:
+    """`memory_search` with `by_meaning`: found without a shared word (`cat` is not in `two
+    cats at home`, which search by words needs), under the agent's readable prefixes only."""
+    await _put(client, auth, namespace=["users"], key="pets", value="two cats at home")
+    await _put(client, auth, namespace=["users"], key="job", value="database administrator")
+    await _put(client, auth, namespace=["secrets"], key="cat", value="the cat door code")
+    agent_id = await _memory_agent(client, auth)
+    words = await _tool_result(client, auth, agent_id, 'call memory_search {"query": "cat"}')
+    assert "memory_search returned: Nothing remembered matches 'cat'." in words
+    meaning = await _tool_result(
+        client,
+        auth,
+        agent_id,
+        'call memory_search {"query": "cat", "by_meaning": true, "limit": 1}',
+    )
+    assert 'memory_search returned: [{"namespace":["users"],"key":"pets"' in meaning, meaning
+    assert "secrets" not in meaning.split("memory_search returned:")[1]
+
+
+@pytest.mark.parametrize("settings_overrides", [{}])
+async def test_an_agents_search_by_meaning_without_embedder_is_a_failed_call(
+    client: httpx.AsyncClient, auth: dict[str, str]
+) -> None:
+    agent_id = await _memory_agent(client, auth)
+    line = 'call memory_search {"query": "cat", "by_meaning": true}'
+    result = await _tool_result(client, auth, agent_id, line)
+    assert "memory_search failed: search by meaning needs an embeddings model" in result, result
+    assert "ATRIUM_EMBEDDINGS_MODEL" in result

@@ -60,15 +60,21 @@ def _writable(memory: MemoryConfig, namespace: list[str]) -> None:
 
 
 async def memory_search(
-    ctx: RunContext[RunDeps], query: str, namespace: list[str] | None = None, limit: int = 5
+    ctx: RunContext[RunDeps],
+    query: str,
+    namespace: list[str] | None = None,
+    limit: int = 5,
+    by_meaning: bool = False,
 ) -> list[dict[str, Any]] | str:
     """Search long-term memory (kept across conversations) for items holding every word of
-    the query.
+    the query, or with `by_meaning` the items nearest the query in meaning.
 
     Args:
-        query: Words to find, e.g. `coffee alice`.
+        query: Words to find, e.g. `coffee alice`; by meaning, a question or phrase.
         namespace: Only under this namespace prefix, e.g. `["users", "alice"]`.
         limit: At most this many items (1-20).
+        by_meaning: Nearest in meaning first, sharing no word needed (only where the server
+            has an embeddings model).
     """
     memory, store = _store(ctx)
     readable = memory["read"]
@@ -82,7 +88,12 @@ async def memory_search(
     wanted = min(max(limit, 1), MAX_SEARCH_LIMIT)
     scoped = allows(readable, prefix)
     try:
-        found = await store.search(query=query, prefix=prefix, limit=wanted if scoped else _SCAN)
+        found = await store.search(
+            query=query,
+            prefix=prefix,
+            limit=wanted if scoped else _SCAN,
+            by_meaning=by_meaning,
+        )
     except MemoryRefused as exc:
         raise ToolFailed(str(exc)) from None
     kept = [item for item in found if allows(readable, item.namespace)][:wanted]

@@ -74,8 +74,11 @@ class MemoryStore(Protocol):
     """The account's memory, as a run's memory tools reach it (`runtime.memory_tools`); each
     write and delete is recorded with the run and `tool_call_id` (the worker implements it)."""
 
-    async def search(self, *, query: str, prefix: list[str], limit: int) -> list[FoundMemory]:
-        """Items under `prefix` holding every word of `query`, best first."""
+    async def search(
+        self, *, query: str, prefix: list[str], limit: int, by_meaning: bool = False
+    ) -> list[FoundMemory]:
+        """Items under `prefix` holding every word of `query`, best first; with `by_meaning`,
+        the items nearest `query` in meaning (MemoryRefused without an embeddings model)."""
 
     async def write(
         self,

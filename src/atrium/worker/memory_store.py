@@ -39,15 +39,24 @@ class RunMemoryStore:
     # Writes store the search text's vector when an embedder is configured, as the API's do.
     embedder: Embedder | None = None
 
-    async def search(self, *, query: str, prefix: list[str], limit: int) -> list[FoundMemory]:
+    async def search(
+        self, *, query: str, prefix: list[str], limit: int, by_meaning: bool = False
+    ) -> list[FoundMemory]:
         try:
-            data = MemorySearch(query=query, namespace_prefix=prefix or None, limit=limit)
+            data = MemorySearch(
+                query=query,
+                namespace_prefix=prefix or None,
+                limit=limit,
+                mode="semantic" if by_meaning else "text",
+            )
         except ValidationError as exc:
             raise _refused(exc) from None
         try:
             async with self.db.session(write=False) as session:
-                items = await service.search(session, account_id=self.account_id, data=data)
-        except InvalidParameter as exc:
+                items = await service.search(
+                    session, account_id=self.account_id, data=data, embedder=self.embedder
+                )
+        except (InvalidParameter, EmbeddingsUnavailable) as exc:
             raise MemoryRefused(exc.message) from None
         return [FoundMemory(item.id, list(item.namespace), item.key, item.value) for item in items]
 
