@@ -486,6 +486,16 @@ class Settings(BaseSettings):
         "ATRIUM_OPENAI_API_KEY) or `openai-compatible:<model>` (`/embeddings` at "
         "ATRIUM_LLM_BASE_URL). Unset: search by text only.",
     )
+    memory_vector_cache_mb: int = Field(
+        512,
+        ge=0,
+        le=1_000_000,
+        description="Memory (MB) each API process may keep the vectors of search by meaning "
+        "in, per (account, embeddings model), caught up with other processes' writes on each "
+        "search (docs/decisions/0065-memory-vector-cache.md). An account whose vectors do not "
+        "fit is scanned from the database on every search instead (1.6 KB a vector of 384 "
+        "dimensions: 512 MB holds ~340,000). 0: always scan.",
+    )
 
     @field_validator("dns_nameservers", "domain_verify_target", "file_allowed_types", mode="before")
     @classmethod

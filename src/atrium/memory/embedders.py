@@ -174,14 +174,3 @@ async def close_process_embedder(settings: Settings) -> None:
     embedder = _PROCESS_EMBEDDERS.pop(_process_key(settings), None)
     if embedder is not None:
         await embedder.aclose()
-
-
-def top(matrix: Vectors, query: Vectors, count: int) -> list[int]:
-    """Row indices of the `count` rows nearest `query` (largest dot product), nearest first:
-    an exact scan."""
-    scores = matrix @ query
-    if count < len(scores):
-        picked = np.argpartition(-scores, count)[:count]
-    else:
-        picked = np.arange(len(scores))
-    return [int(index) for index in picked[np.argsort(-scores[picked], kind="stable")]]

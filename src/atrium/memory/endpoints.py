@@ -23,6 +23,7 @@ from atrium.memory.schemas import (
     MemorySearch,
     MemorySearchResult,
 )
+from atrium.memory.vectors import VectorIndex
 
 # A body sent without Content-Type is read as JSON (what this group takes); the gateway already
 # answers 415 for any other declared type.
@@ -54,6 +55,15 @@ def _embedder(request: Request) -> Embedder | None:
 
 
 EmbedderDep = Annotated[Embedder | None, Depends(_embedder)]
+
+
+def _vectors(request: Request) -> VectorIndex:
+    """The process's vectors of search by meaning (ATRIUM_MEMORY_VECTOR_CACHE_MB)."""
+    state = request.app.state
+    if not hasattr(state, "memory_vectors"):
+        state.memory_vectors = VectorIndex(state.settings.memory_vector_cache_mb * 2**20)
+    vectors: VectorIndex = state.memory_vectors
+    return vectors
 
 
 @router.put("/items", responses=_EMBEDDINGS)
@@ -140,12 +150,16 @@ async def item_history(
 
 @router.post("/search", responses=_EMBEDDINGS)
 async def search(
-    body: MemorySearch, session: SessionDep, principal: CurrentPrincipal, embedder: EmbedderDep
+    body: MemorySearch,
+    session: SessionDep,
+    principal: CurrentPrincipal,
+    embedder: EmbedderDep,
+    vectors: Annotated[VectorIndex, Depends(_vectors)],
 ) -> MemorySearchResult:
     """Live items whose text holds every word of `query` (no stemming), or with `mode:
     semantic` the items nearest in meaning, best first, under `namespace_prefix` when given;
     `filter` keeps values with equal top-level fields."""
     items = await service.search(
-        session, account_id=principal.account_id, data=body, embedder=embedder
+        session, account_id=principal.account_id, data=body, embedder=embedder, vectors=vectors
     )
     return MemorySearchResult(data=[MemoryItemOut.of(item) for item in items])

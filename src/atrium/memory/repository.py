@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import hashlib
 import re
 from collections.abc import Sequence
+from dataclasses import dataclass
 from datetime import datetime
-from typing import Final
+from typing import Any, Final
 
 from sqlalchemy import (
     ColumnElement,
@@ -14,6 +16,7 @@ from sqlalchemy import (
     column,
     delete,
     func,
+    insert,
     literal_column,
     or_,
     select,
@@ -21,7 +24,7 @@ from sqlalchemy import (
 )
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from atrium.db.models import MemoryItem, MemoryItemHistory
+from atrium.db.models import MemoryChange, MemoryItem, MemoryItemHistory
 from atrium.kit.cursor import Position, older_than
 
 ID_PATTERN: Final = re.compile(r"^[A-Za-z0-9_-]{1,40}$")
@@ -123,33 +126,164 @@ async def search(
     return (await session.scalars(query.limit(limit))).all()
 
 
-async def embedded(
+@dataclass(frozen=True, slots=True)
+class VectorRows:
+    """Items' vectors as an exact scan or the in-memory vectors read them: `vectors` holds the
+    rows' float32 bytes concatenated, in the order of `seqs`."""
+
+    seqs: list[int]
+    vectors: bytes
+    paths: list[str]
+    expires: list[datetime | None]
+
+
+# Straight to the driver, not through SQLAlchemy's result rows: reading the vectors is the
+# whole cost of a scan, and the rows' processing was most of it (bench/memory_bench.py).
+_RAW_SQL: Final = {
+    "sqlite": "SELECT seq, embedding, namespace_path FROM memory_items WHERE account_id = ? "
+    "AND embedding_model = ? AND length(embedding) = ? AND expires_at IS NULL AND seq > ? "
+    "ORDER BY seq LIMIT ?",
+    "postgresql": "SELECT seq, embedding, namespace_path FROM memory_items WHERE account_id = $1 "
+    "AND embedding_model = $2 AND length(embedding) = $3 AND expires_at IS NULL AND seq > $4 "
+    "ORDER BY seq LIMIT $5",
+}
+
+
+async def vector_rows(
     session: AsyncSession,
     *,
     account_id: int,
     model: str,
     size: int,
-    prefix_path: str,
     now: datetime,
-) -> tuple[list[int], bytes]:
-    """The `seq` and vector bytes (concatenated, in the same order) of the account's live
-    items embedded by `model` with vectors of `size` bytes: what an exact scan reads."""
+    expiring: bool,
+    after: int,
+    limit: int,
+) -> VectorRows:
+    """Up to `limit` of the account's live items embedded by `model` with vectors of `size`
+    bytes, by `seq` after `after`: those without an expiry (`expiring` false) or those with one
+    (true; usually few, read through SQLAlchemy, which converts their times)."""
+    dialect = session.get_bind().dialect.name
+    rows: Sequence[Any]
+    if not expiring and dialect in _RAW_SQL:
+        connection = await (await session.connection()).get_raw_connection()
+        driver: Any = connection.driver_connection
+        params = (account_id, model, size, after, limit)
+        if dialect == "sqlite":
+            cursor = await driver.execute(_RAW_SQL[dialect], params)
+            rows = await cursor.fetchall()
+            await cursor.close()
+        else:
+            rows = await driver.fetch(_RAW_SQL[dialect], *params)
+        return VectorRows(
+            [row[0] for row in rows],
+            b"".join([row[1] for row in rows]),
+            [row[2] for row in rows],
+            [None] * len(rows),
+        )
     conditions = [
         MemoryItem.account_id == account_id,
         MemoryItem.embedding_model == model,
         func.length(MemoryItem.embedding) == size,
-        _live(now),
+        MemoryItem.seq > after,
+        MemoryItem.expires_at > now if expiring else MemoryItem.expires_at.is_(None),
     ]
-    if prefix_path:
-        conditions.append(_under(prefix_path))
     rows = (
-        await session.execute(select(MemoryItem.seq, MemoryItem.embedding).where(*conditions))
+        await session.execute(
+            select(
+                MemoryItem.seq,
+                MemoryItem.embedding,
+                MemoryItem.namespace_path,
+                MemoryItem.expires_at,
+            )
+            .where(*conditions)
+            .order_by(MemoryItem.seq)
+            .limit(limit)
+        )
     ).all()
-    return [row[0] for row in rows], b"".join(row[1] or b"" for row in rows)
+    return VectorRows(
+        [row[0] for row in rows],
+        b"".join(row[1] or b"" for row in rows),
+        [row[2] for row in rows],
+        [row[3] for row in rows],
+    )
 
 
-async def by_seqs(session: AsyncSession, *, seqs: list[int]) -> dict[int, MemoryItem]:
-    rows = (await session.scalars(select(MemoryItem).where(MemoryItem.seq.in_(seqs)))).all()
+async def lock_writes(session: AsyncSession, *, account_id: int) -> None:
+    """PostgreSQL: the account's memory writes take turns until they commit, so the numbers of
+    their `memory_changes` rows are in commit order and a reader that has seen number n has
+    seen every change before it (SQLite has one writer at a time anyway). Taken before any
+    row of the write, so two writers never wait on each other's rows while holding it. 63
+    bits of SHA-256: the lock's key is a bigint."""
+    if session.get_bind().dialect.name != "postgresql":
+        return
+    digest = hashlib.sha256(f"atrium-memory:{account_id}".encode()).digest()
+    key = int.from_bytes(digest[:8], "big", signed=True)
+    await session.execute(select(func.pg_advisory_xact_lock(key)))
+
+
+async def record_change(session: AsyncSession, *, account_id: int, item_seq: int) -> None:
+    """The item's change row, replaced: a new number after every other change so far."""
+    await session.execute(delete(MemoryChange).where(MemoryChange.item_seq == item_seq))
+    await session.execute(insert(MemoryChange).values(account_id=account_id, item_seq=item_seq))
+
+
+async def last_change(session: AsyncSession, *, account_id: int) -> int:
+    found = await session.scalar(
+        select(func.max(MemoryChange.seq)).where(MemoryChange.account_id == account_id)
+    )
+    return int(found or 0)
+
+
+@dataclass(frozen=True, slots=True)
+class Change:
+    """An item changed after a reader's mark, as it is now: `embedding` None when it is gone
+    (deleted, or written without a vector)."""
+
+    seq: int
+    item_seq: int
+    embedding: bytes | None
+    model: str | None
+    path: str
+    expires_at: datetime | None
+
+
+async def changes_since(session: AsyncSession, *, account_id: int, after: int) -> list[Change]:
+    rows = (
+        await session.execute(
+            select(
+                MemoryChange.seq,
+                MemoryChange.item_seq,
+                MemoryItem.embedding,
+                MemoryItem.embedding_model,
+                MemoryItem.namespace_path,
+                MemoryItem.expires_at,
+            )
+            .select_from(MemoryChange)
+            .outerjoin(
+                MemoryItem,
+                and_(
+                    MemoryItem.seq == MemoryChange.item_seq,
+                    MemoryItem.account_id == MemoryChange.account_id,
+                ),
+            )
+            .where(MemoryChange.account_id == account_id, MemoryChange.seq > after)
+            .order_by(MemoryChange.seq)
+        )
+    ).all()
+    return [Change(row[0], row[1], row[2], row[3], row[4] or "", row[5]) for row in rows]
+
+
+async def by_seqs(
+    session: AsyncSession, *, account_id: int, seqs: list[int], now: datetime
+) -> dict[int, MemoryItem]:
+    rows = (
+        await session.scalars(
+            select(MemoryItem).where(
+                MemoryItem.seq.in_(seqs), MemoryItem.account_id == account_id, _live(now)
+            )
+        )
+    ).all()
     return {row.seq: row for row in rows}
 
 

@@ -2,14 +2,12 @@
 
 from __future__ import annotations
 
-import asyncio
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any, Final
 
-import numpy as np
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession
 
@@ -18,10 +16,11 @@ from atrium.errors import InvalidParameter
 from atrium.kit.cursor import decode_cursor, split_page
 from atrium.kit.ids import new_id
 from atrium.kit.time import as_utc, utcnow
-from atrium.memory import embedders, namespaces, repository
+from atrium.memory import namespaces, repository
 from atrium.memory.embedders import Embedder
 from atrium.memory.errors import MemoryItemNotFound
 from atrium.memory.schemas import MemoryPut, MemorySearch
+from atrium.memory.vectors import VectorIndex
 
 MAX_VALUE_BYTES: Final = 64 * 1024
 MAX_LIST_LIMIT: Final = 200
@@ -85,6 +84,7 @@ async def put_item(
     if embedder is not None and search_text.strip():
         vectors = await embedder.embed([search_text], kind="document")
         embedding = vectors[0].tobytes()
+    await repository.lock_writes(session, account_id=account_id)
     now = utcnow()
     await repository.purge_expired(session, account_id=account_id, now=now)
     path = namespaces.to_path(segments)
@@ -126,6 +126,7 @@ async def put_item(
         _update(item, fields)
     _record(session, item, "written", writer, data.value)
     await session.flush()
+    await repository.record_change(session, account_id=account_id, item_seq=item.seq)
     return item
 
 
@@ -158,10 +159,12 @@ async def get_by_key(
 async def delete_item(
     session: AsyncSession, *, account_id: int, item_id: str, writer: Writer
 ) -> str:
+    await repository.lock_writes(session, account_id=account_id)
     item = await get_item(session, account_id=account_id, item_id=item_id)
     _record(session, item, "deleted", writer, None)
     await session.delete(item)
     await session.flush()
+    await repository.record_change(session, account_id=account_id, item_seq=item.seq)
     return item.id
 
 
@@ -191,6 +194,7 @@ async def search(
     account_id: int,
     data: MemorySearch,
     embedder: Embedder | None = None,
+    vectors: VectorIndex | None = None,
 ) -> list[MemoryItem]:
     """Items holding every word of the query (or nearest in meaning), best first; `filter`
     keeps those whose value has equal top-level fields."""
@@ -205,6 +209,7 @@ async def search(
             session,
             account_id=account_id,
             embedder=embedder,
+            vectors=vectors or _SCAN,
             query=data.query,
             prefix_path=namespaces.to_path(segments),
             count=_FILTER_SCAN if data.filter else data.limit,
@@ -225,32 +230,42 @@ async def search(
     return _filtered(found, data)
 
 
+# Without a process's index (the worker's tools): every search scans the database.
+_SCAN: Final = VectorIndex(0)
+
+
 async def _nearest(
     session: AsyncSession,
     *,
     account_id: int,
     embedder: Embedder,
+    vectors: VectorIndex,
     query: str,
     prefix_path: str,
     count: int,
 ) -> list[MemoryItem]:
-    """An exact scan: every live vector of the account under the prefix, by dot product."""
+    """Exact: every live vector of the account under the prefix, by dot product (kept in
+    memory by `vectors` when they fit its budget, else read from the database)."""
     vector = (await embedder.embed([query], kind="query"))[0]
-    seqs, blob = await repository.embedded(
-        session,
-        account_id=account_id,
-        model=embedder.name,
-        size=vector.nbytes,
-        prefix_path=prefix_path,
-        now=utcnow(),
-    )
-    if not seqs:
-        return []
-    matrix = np.frombuffer(blob, dtype=np.float32).reshape(len(seqs), -1)
-    # numpy lets go of the GIL in the product: a large scan runs beside the event loop.
-    picked = await asyncio.to_thread(embedders.top, matrix, vector, count)
-    rows = await repository.by_seqs(session, seqs=[seqs[index] for index in picked])
-    return [rows[seqs[index]] for index in picked if seqs[index] in rows]
+    for _ in range(2):
+        now = utcnow()
+        seqs = await vectors.nearest(
+            session,
+            account_id=account_id,
+            model=embedder.name,
+            query=vector,
+            prefix_path=prefix_path,
+            now=now,
+            count=count,
+        )
+        rows = await repository.by_seqs(session, account_id=account_id, seqs=seqs, now=now)
+        missing = [seq for seq in seqs if seq not in rows]
+        if not missing:
+            break
+        # Gone without a change row (or expired since): forgotten, and the search run again
+        # once so that they do not take the places of live items.
+        vectors.forget((account_id, embedder.name, len(vector)), missing)
+    return [rows[seq] for seq in seqs if seq in rows]
 
 
 def _filtered(found: Sequence[MemoryItem], data: MemorySearch) -> list[MemoryItem]:

@@ -5,7 +5,7 @@ from atrium.db.models.agent import Agent
 from atrium.db.models.agent_version import AgentAlias, AgentVersion
 from atrium.db.models.domain import Domain, DomainCount
 from atrium.db.models.file import StoredFile
-from atrium.db.models.memory import MemoryItem, MemoryItemHistory
+from atrium.db.models.memory import MemoryChange, MemoryItem, MemoryItemHistory
 from atrium.db.models.memory_block import MemoryBlock, MemoryBlockVersion
 from atrium.db.models.provider import Provider
 from atrium.db.models.run import (
@@ -44,6 +44,7 @@ __all__ = [
     "EventKind",
     "MemoryBlock",
     "MemoryBlockVersion",
+    "MemoryChange",
     "MemoryItem",
     "MemoryItemHistory",
     "Provider",

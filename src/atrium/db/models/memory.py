@@ -78,3 +78,27 @@ class MemoryItemHistory(Base):
     run_id: Mapped[str | None] = mapped_column(String(40), default=None)
     tool_call_id: Mapped[str | None] = mapped_column(String(200), default=None)
     created_at: Mapped[datetime] = mapped_column(default=utcnow)
+
+
+class MemoryChange(Base):
+    """The latest write or delete of each item, numbered in commit order per account: what a
+    process's in-memory vectors (atrium.memory.vectors) read to catch up with the other
+    processes' writes (docs/decisions/0065-memory-vector-cache.md).
+
+    One row per item (a write replaces the item's row), so the table stays as large as the
+    items plus the deleted ones. `seq` never goes back: AUTOINCREMENT on SQLite, where a plain
+    integer key could give a replaced maximum row's number again; a sequence on PostgreSQL."""
+
+    __tablename__ = "memory_changes"
+    __table_args__ = (
+        Index("ix_memory_changes_account_id_seq", "account_id", "seq"),
+        Index("ix_memory_changes_item_seq", "item_seq"),
+        {"sqlite_autoincrement": True},
+    )
+
+    seq: Mapped[int] = mapped_column(
+        BigInteger().with_variant(Integer(), "sqlite"), primary_key=True, autoincrement=True
+    )
+    account_id: Mapped[int] = mapped_column(ForeignKey("accounts.id", ondelete="CASCADE"))
+    # memory_items.seq; no foreign key: the row of a deleted item says it is gone.
+    item_seq: Mapped[int] = mapped_column(BigInteger().with_variant(Integer(), "sqlite"))
