@@ -65,11 +65,7 @@ class Tally:
     events: list[int] = field(default_factory=list)  # frames each follower saw
     refused: int = 0  # 429s: creates or streams
     polled: int = 0  # followers that fell back to polling
-    # Streams resumed, by the error. Seen with PostgreSQL + Redis, 0-6 in a 1,000-run burst,
-    # none on SQLite: `ReadError` before any frame, from anyio's ClosedResourceError, which
-    # anyio raises only for a socket closed on its own side: the client (httpcore's pool)
-    # closed it under the pending read (no server log line; uvicorn's keep-alive at 30 s
-    # instead of 5 s changed nothing: 2 and 0 in two bursts).
+    # Streams resumed, by the error (none expected: see `_burst_limits`).
     reconnects: dict[str, int] = field(default_factory=dict)
     # 408s: on a starved machine this client's loop can take longer than the server's head
     # timeout between opening a connection and sending its request; retried.
@@ -165,6 +161,24 @@ async def _one(http: httpx.AsyncClient, agent_id: str, index: int, tally: Tally)
         tally.unfinished += 1
 
 
+def _burst_limits(runs: int) -> httpx.Limits:
+    """The burst client's pool: a connection per request, none kept alive for the next one.
+
+    A kept-alive connection lets httpcore 1.0.9's pool close it under a request: a pass of
+    `_assign_requests_to_connections` hands an idle connection to a queued request, which stays
+    idle until that request's task runs; a later pass finds it expired (5 s idle, or closed by
+    the server) and closes it, in a batch with others. Closing yields between connections, so
+    the request starts on a connection later in the batch, then has it closed under its read:
+    `ReadError` from anyio's `ClosedResourceError`, before the response (httpcore issue #1110,
+    fix proposed in #1111, not released). Measured on PostgreSQL + Redis, 1,000 runs: 2
+    `ReadError`s, and 2 connections closed by a pool pass while a request was on them (at
+    positions 2 and 3 of batches of 13 and 11). With no connection kept alive, a finished
+    response's connection is closed at once and never handed to a request, so the race has
+    nothing to close; the cost is a connect per request on loopback.
+    """
+    return httpx.Limits(max_connections=runs * 2 + 10, max_keepalive_connections=0)
+
+
 @dataclass
 class Figures:
     """One burst's outcome, for the summary of the scale-out rounds."""
@@ -189,7 +203,7 @@ async def burst(
             for group, group_meters in meters.items()
         }
 
-    limits = httpx.Limits(max_connections=args.runs * 2 + 10, max_keepalive_connections=None)
+    limits = _burst_limits(args.runs)
     headers = {"Authorization": f"Bearer {key}"}
     async with contextlib.AsyncExitStack() as stack:
         clients = [
@@ -216,7 +230,9 @@ async def burst(
             wall = tally.last_done - started
             cpu_after = cpu()
         calibration = min(calibration, calibration_ms())
-        runs = [run for run in await runs_of(clients[0], tally.run_ids) if run["finished_at"]]
+        listed = await runs_of(clients[0], tally.run_ids)
+        runs = [run for run in listed if run["finished_at"]]
+        failures = [run.get("error") for run in listed if run["status"] == "failed"]
     spent = {group: cpu_after[group] - cpu_before[group] for group in meters}
     total = sum(spent.values())
     per_run_ms = total / args.runs * 1000
@@ -268,6 +284,8 @@ async def burst(
         f"without a terminal event: {tally.unfinished}; outcomes: {tally.statuses}",
         flush=True,
     )
+    for error in failures:
+        print(f"failed run: {error}")
     if args.profile:
         print(profile_summary(args.profile))
     return Figures(
