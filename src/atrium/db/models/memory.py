@@ -92,7 +92,7 @@ class MemoryChange(Base):
     __tablename__ = "memory_changes"
     __table_args__ = (
         Index("ix_memory_changes_account_id_seq", "account_id", "seq"),
-        Index("ix_memory_changes_item_seq", "item_seq"),
+        UniqueConstraint("item_seq", name="uq_memory_changes_item_seq"),
         {"sqlite_autoincrement": True},
     )
 

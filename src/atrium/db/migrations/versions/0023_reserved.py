@@ -36,13 +36,12 @@ def upgrade() -> None:
             ondelete="CASCADE",
         ),
         sa.PrimaryKeyConstraint("seq", name="pk_memory_changes"),
+        sa.UniqueConstraint("item_seq", name="uq_memory_changes_item_seq"),
         sqlite_autoincrement=True,
     )
     op.create_index("ix_memory_changes_account_id_seq", "memory_changes", ["account_id", "seq"])
-    op.create_index("ix_memory_changes_item_seq", "memory_changes", ["item_seq"])
 
 
 def downgrade() -> None:
-    op.drop_index("ix_memory_changes_item_seq", table_name="memory_changes")
     op.drop_index("ix_memory_changes_account_id_seq", table_name="memory_changes")
     op.drop_table("memory_changes")
