@@ -103,7 +103,12 @@ class _Parts:
         limiter = RateLimiter(settings, redis)
         metrics = Metrics()
         # Run events and worker wake-ups: in-process, or across processes through Redis.
-        broker = RedisBroker(redis, prefix=settings.redis_prefix) if redis is not None else Broker()
+        # An API-only process (no workers) needs no wake-ups or cancel requests from others.
+        broker = (
+            RedisBroker(redis, prefix=settings.redis_prefix, control=settings.run_worker)
+            if redis is not None
+            else Broker()
+        )
         # Group commit of the hot writes (run creation, the worker's claims, events and finishes).
         writer = WriteBatcher(db, around_batch=event_store.batched)
         workers: WorkerPool | None = None

@@ -7,15 +7,19 @@ have travelled through Redis pub/sub.
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import signal
 from collections.abc import AsyncIterator
 
 import httpx
 import pytest
 from asgi_lifespan import LifespanManager
 from fastapi import FastAPI
+from redis.asyncio import Redis
 
 from atrium.app import create_app
 from atrium.settings import Settings
+from atrium.worker.process import run_worker_process
 from tests.runs.helpers import create_run, read_stream
 
 
@@ -48,3 +52,33 @@ async def test_events_and_wakeups_cross_processes_through_redis(
     assert kinds[0] == "run.queued" and kinds[-1] == "run.completed"
     assert [frame["id"] for frame in frames] == list(range(1, len(frames) + 1))
     assert "message.delta" in kinds and "artifact.created" in kinds
+
+
+async def test_a_worker_process_hears_wakeups_and_serves_events_without_receiving_them(
+    client: httpx.AsyncClient, auth: dict[str, str], settings: Settings, redis_url: str
+) -> None:
+    """`atrium worker` subscribes to the control channel only: every subscriber of the events
+    channel decodes every event of every run, which made each added worker raise the CPU of
+    all runs (issue 43). The API process (no workers) subscribes to the events channel only."""
+    redis = Redis.from_url(redis_url)
+    events, control = f"{settings.redis_prefix}:runs", f"{settings.redis_prefix}:control"
+    worker = asyncio.create_task(
+        run_worker_process(settings.model_copy(update={"run_worker": True}))
+    )
+    try:
+        while dict(await redis.pubsub_numsub(control)).get(control.encode(), 0) < 1:
+            assert not worker.done()
+            await asyncio.sleep(0.05)
+        run = await create_run(client, auth, "through a worker process")
+        frames = await asyncio.wait_for(read_stream(client, auth, run["run_id"]), 10)
+        assert [frame["event"] for frame in frames][-1] == "run.completed"
+        subscribers = dict(await redis.pubsub_numsub(events, control))
+        assert subscribers == {events.encode(): 1, control.encode(): 1}
+    finally:
+        worker.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await worker
+        loop = asyncio.get_running_loop()
+        for signum in (signal.SIGINT, signal.SIGTERM):
+            loop.remove_signal_handler(signum)
+        await redis.aclose()

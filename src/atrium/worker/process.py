@@ -21,7 +21,12 @@ async def run_worker_process(settings: Settings) -> None:
         if settings.redis_url
         else None
     )
-    broker = RedisBroker(redis, prefix=settings.redis_prefix) if redis is not None else Broker()
+    # No stream is served here: wake-ups and cancel requests only, not every run's events.
+    broker = (
+        RedisBroker(redis, prefix=settings.redis_prefix, events=False)
+        if redis is not None
+        else Broker()
+    )
     pool = WorkerPool(settings=settings, db=db, broker=broker)
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()

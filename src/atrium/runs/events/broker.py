@@ -3,7 +3,8 @@
 Events are persisted before they are published, so the broker may lose nothing that matters: a
 stream that misses a message (a full queue, a Redis hiccup) notices the gap in the sequence
 numbers and re-reads the database. Embedded deployments use the in-process broker; with
-`ATRIUM_REDIS_URL` one Redis channel carries the same messages to every process.
+`ATRIUM_REDIS_URL` two Redis channels carry them between processes: run events to the processes
+that serve streams, wake-ups and cancel requests to the processes that run workers.
 """
 
 from __future__ import annotations
@@ -103,23 +104,42 @@ class Broker:
 
 
 class RedisBroker(Broker):
-    """The in-process broker plus one Redis pub/sub channel shared by every atrium process.
+    """The in-process broker plus two Redis pub/sub channels shared by the atrium processes:
+    `<prefix>:runs` carries run events, `<prefix>:control` wake-ups and cancel requests.
 
+    A process subscribes only to what it uses: `events` for one that serves streams, `control`
+    for one that runs workers. Every subscriber of a channel receives and decodes every message
+    on it, so a worker process on the events channel paid for every event of every run of the
+    deployment, and the more workers, the more each run cost in all (issue 43, py-spy: about
+    1 ms a run with one worker, which got its own events back, 2.6 ms summed over three).
     Local readers are served directly (no round trip); messages from this process that come
     back through Redis are recognised by their origin and skipped.
     """
 
-    def __init__(self, redis: Redis, *, prefix: str) -> None:
+    def __init__(
+        self, redis: Redis, *, prefix: str, events: bool = True, control: bool = True
+    ) -> None:
         super().__init__()
         self._redis = redis
-        self._channel = f"{prefix}:runs"
+        self._events_channel = f"{prefix}:runs"
+        self._control_channel = f"{prefix}:control"
+        self._channels = [
+            channel
+            for channel, wanted in (
+                (self._events_channel, events),
+                (self._control_channel, control),
+            )
+            if wanted
+        ]
         self._origin = secrets.token_hex(8)
         self._listener: asyncio.Task[None] | None = None
         self._pending: set[asyncio.Task[Any]] = set()
 
     async def start(self) -> None:
+        if not self._channels:
+            return
         pubsub = self._redis.pubsub(ignore_subscribe_messages=True)
-        await pubsub.subscribe(self._channel)
+        await pubsub.subscribe(*self._channels)
         self._listener = asyncio.create_task(self._listen(pubsub), name="atrium-broker")
 
     async def stop(self) -> None:
@@ -132,25 +152,25 @@ class RedisBroker(Broker):
 
     def publish_events(self, run_id: str, events: list[EventMessage]) -> None:
         super().publish_events(run_id, events)
-        self._send({"t": "events", "run_id": run_id, "events": events})
+        self._send(self._events_channel, {"t": "events", "run_id": run_id, "events": events})
 
     def wake_workers(self) -> None:
         super().wake_workers()
-        self._send({"t": "wake"})
+        self._send(self._control_channel, {"t": "wake"})
 
     def request_cancel(self, run_id: str) -> None:
         super().request_cancel(run_id)
-        self._send({"t": "cancel", "run_id": run_id})
+        self._send(self._control_channel, {"t": "cancel", "run_id": run_id})
 
-    def _send(self, message: JsonObject) -> None:
+    def _send(self, channel: str, message: JsonObject) -> None:
         payload = json.dumps({"o": self._origin, **message}, separators=(",", ":"))
-        task = asyncio.get_running_loop().create_task(self._publish(payload))
+        task = asyncio.get_running_loop().create_task(self._publish(channel, payload))
         self._pending.add(task)
         task.add_done_callback(self._pending.discard)
 
-    async def _publish(self, payload: str) -> None:
+    async def _publish(self, channel: str, payload: str) -> None:
         try:
-            await self._redis.publish(self._channel, payload)
+            await self._redis.publish(channel, payload)
         except Exception:  # readers recover from the database; a lost message only adds lag
             log.warning("could not publish to redis", exc_info=True)
 
@@ -162,7 +182,7 @@ class RedisBroker(Broker):
                 except Exception:
                     log.warning("redis subscription failed; retrying", exc_info=True)
                     await asyncio.sleep(1.0)
-                    await pubsub.subscribe(self._channel)
+                    await pubsub.subscribe(*self._channels)
                     continue
                 if message is not None:
                     self._dispatch(json.loads(message["data"]))
