@@ -13,6 +13,9 @@ import pytest
 
 from atrium.client import AsyncClient, Client, InvalidParameterError, NotFoundError
 from tests.client.conftest import Server
+from tests.files.image_host import Answer, ImageHost, image_host
+
+__all__ = ["image_host"]
 
 
 def _png() -> bytes:
@@ -117,22 +120,19 @@ def test_cli_run_with_files(user: Server, tmp_path: Path) -> None:
 
 
 def test_a_threads_transcript_shows_a_prompts_parts_a_line_each(
-    user: Server, tmp_path: Path
+    user: Server, tmp_path: Path, image_host: ImageHost
 ) -> None:
     notes = tmp_path / "notes.txt"
     notes.write_text("Line one.\n")
-    result = user.cli(
-        "run",
-        "Read it",
-        "--file",
-        str(notes),
-        "--image-url",
-        "https://example.com/a.png",
-        "--json",
-    )
+    # The image URL is on loopback (the test server allows private targets): atrium fetches it.
+    image_host.answers["/a.png"] = Answer(_png(), headers={"Content-Type": "image/png"})
+    url = image_host.url("/a.png")
+    result = user.cli("run", "Read it", "--file", str(notes), "--image-url", url, "--json")
     assert result.returncode == 0, result.stderr
     thread_id = json.loads(result.stdout)["thread_id"]
     transcript = user.cli("threads", "messages", thread_id)
     assert transcript.returncode == 0, transcript.stderr
     assert "  Read it\n  File file_" in transcript.stdout
-    assert "[image https://example.com/a.png]" in transcript.stdout
+    assert f"  Image {url} (image/png, {len(_png())} bytes):\n  [{url}: given as image/png]" in (
+        transcript.stdout
+    )

@@ -9,6 +9,7 @@ size), never its bytes: the worker reads them when it executes the run.
 
 from __future__ import annotations
 
+import asyncio
 import re
 from collections.abc import Callable
 from typing import Annotated, Any, Literal
@@ -20,8 +21,10 @@ from atrium.db.engine import Database
 from atrium.db.models import Artifact
 from atrium.files import repository
 from atrium.files.errors import InputPartInvalid
+from atrium.files.image_urls import refuse_private_host
 from atrium.kit.wire_schemas import NOT_BLANK_WITHOUT_NUL, PUBLIC_URL
 from atrium.outbound.public_targets import SETTING, TargetRefused, check_url
+from atrium.outbound.resolver import Resolver
 from atrium.settings import Settings
 
 MAX_PARTS = 16
@@ -78,7 +81,10 @@ class ImageInput(BaseModel):
     file_id: str | None = Field(None, max_length=40, description="An image upload.")
     artifact_id: str | None = Field(None, max_length=40, description="An image artifact.")
     url: str | None = Field(
-        None, max_length=2048, description="A public http(s) URL; the model's provider fetches it."
+        None,
+        max_length=2048,
+        description="A public http(s) URL; atrium fetches it when the run executes (an image "
+        "type on ATRIUM_FILE_ALLOWED_TYPES, at most ATRIUM_FILE_MAX_BYTES).",
     )
 
 
@@ -111,6 +117,7 @@ async def checked_input(
     """The parts as the run stores them; a 400 naming the first bad part (nothing stored)."""
     stored: list[dict[str, Any]] = []
     wanted: list[tuple[int, Any, str, str]] = []
+    urls: list[tuple[int, str]] = []
     for index, part in enumerate(parts):
         if isinstance(part, TextInput):
             stored.append(_text(settings, part.text, index))
@@ -118,6 +125,7 @@ async def checked_input(
         name, value = _source(part, index)
         if name == "url":
             stored.append({"type": "image", "url": _url(settings, value, index)})
+            urls.append((index, value))
             continue
         if not _ID.match(value):
             raise InputPartInvalid(
@@ -125,6 +133,7 @@ async def checked_input(
             )
         wanted.append((index, part, name, value))
         stored.append({})
+    await _public_hosts(settings, urls)
     found = await _found(db, account_id=account_id, wanted=wanted)
     for index, part, name, value in wanted:
         described = found.get((name, value))
@@ -161,6 +170,23 @@ def _url(settings: Settings, url: str, index: int) -> str:
         if SETTING not in message and "not a public address" in message:
             message += f"; {SETTING}=true allows it"
         raise InputPartInvalid(f"input.{index}.url", message) from None
+
+
+async def _public_hosts(settings: Settings, urls: list[tuple[int, str]]) -> None:
+    """The image URLs' host names looked up (all at once): one that resolves to an address
+    that is not public is a 400 now. The worker's fetch checks again, on the address it
+    connects to (`files.image_urls`)."""
+    if not urls or settings.allow_private_targets:
+        return
+    resolver = Resolver.from_settings(settings)
+    outcomes = await asyncio.gather(
+        *(refuse_private_host(settings, resolver, url) for _, url in urls), return_exceptions=True
+    )
+    for (index, url), outcome in zip(urls, outcomes, strict=True):
+        if isinstance(outcome, TargetRefused):
+            raise InputPartInvalid(f"input.{index}.url", f"input.{index}.url {url}: {outcome}")
+        if isinstance(outcome, BaseException):
+            raise outcome
 
 
 async def _found(

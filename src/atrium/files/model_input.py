@@ -9,7 +9,9 @@ Each file is announced by a line naming it (`File file_… "report.pdf" (applica
   ATRIUM_FILE_INLINE_MAX_TOKENS (about 4 characters a token); the rest is named, with the
   offset `read_file` continues from;
 - any other type by its line alone; `read_file` says what it is.
-An image URL goes as the URL (`ImageUrl`): atrium never fetches it, the provider does.
+An image URL is fetched by atrium when the run executes (`files.image_urls`: the outbound
+rule on every connection) and goes as an image, announced by a line `Image <url> (type,
+size):`; one that cannot be fetched fails the run, `INPUT_UNAVAILABLE`.
 
 A run's stored messages keep no bytes: `without_bytes` replaces each image or document of
 the run's prompt with a line naming it, so the thread's later runs see that it was given, and
@@ -21,12 +23,13 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from pydantic_ai.messages import BinaryContent, ImageUrl, UserContent
+from pydantic_ai.messages import BinaryContent, UserContent
 from sqlalchemy import Connection, bindparam, select
 
 from atrium.db.engine import Database
 from atrium.db.models import Artifact, Run
 from atrium.files import repository
+from atrium.files.image_urls import fetch_images
 from atrium.files.service import bytes_of
 from atrium.files.sniffing import is_text_type
 from atrium.settings import Settings
@@ -102,13 +105,18 @@ async def model_input(
     if not parts:
         return given
     stored = await _files(db, settings, account_id=account_id, parts=parts)
+    images = await fetch_images(settings, [part["url"] for part in parts if "url" in part])
     budget = settings.file_inline_max_tokens * CHARS_PER_TOKEN
     for part in parts:
         if part["type"] == "text":
             given.content.append(part["text"])
             continue
         if "url" in part:
-            given.content.append(ImageUrl(url=part["url"]))
+            image = images[part["url"]]
+            given.content.append(image.header())
+            given.content.append(
+                BinaryContent(image.data, media_type=image.content_type, identifier=image.url)
+            )
             continue
         ref = part.get("file_id") or part["artifact_id"]
         file = stored.get(ref) or InputFile(
@@ -145,7 +153,7 @@ def _append(content: list[UserContent], file: InputFile, budget: int) -> int:
 
 def without_bytes(messages: list[Any] | None) -> list[Any] | None:
     """pydantic-ai JSON messages with each image or document of a prompt replaced by a line
-    naming it."""
+    naming it (a file by its id, which `read_file` takes; an image URL by itself)."""
     if not messages:
         return messages
     for message in messages:
@@ -154,9 +162,14 @@ def without_bytes(messages: list[Any] | None) -> list[Any] | None:
             if part.get("part_kind") != "user-prompt" or not isinstance(content, list):
                 continue
             part["content"] = [
-                f"[{item.get('identifier')}: given as {item.get('media_type')}; read_file reads it]"
-                if isinstance(item, dict) and item.get("kind") == "binary"
-                else item
+                _named(item) if isinstance(item, dict) and item.get("kind") == "binary" else item
                 for item in content
             ]
     return messages
+
+
+def _named(item: dict[str, Any]) -> str:
+    identifier, media_type = item.get("identifier"), item.get("media_type")
+    if isinstance(identifier, str) and identifier.startswith(("http://", "https://")):
+        return f"[{identifier}: given as {media_type}]"
+    return f"[{identifier}: given as {media_type}; read_file reads it]"

@@ -28,7 +28,6 @@ from typing import Any, Final
 
 from pydantic_ai.messages import (
     BinaryContent,
-    ImageUrl,
     ModelMessage,
     ModelRequest,
     ModelResponse,
@@ -128,9 +127,9 @@ def _prompts(messages: list[ModelMessage]) -> list[str]:
 
 
 def _received(turn: list[ModelMessage]) -> list[str]:
-    """A line for each input part of the turn's prompt: a file's line (`File … (type, size):`)
-    with what came after it (an image, a document, the text's first characters), an image
-    URL, a text part."""
+    """A line for each input part of the turn's prompt: a file's or an image URL's line
+    (`File … (type, size):`, `Image <url> (type, size):`) with what came after it (an image, a
+    document, the text's first characters), a text part."""
     content: Sequence[Any] = next(
         (
             part.content
@@ -147,9 +146,7 @@ def _received(turn: list[ModelMessage]) -> list[str]:
     items = list(content[1:])
     for index, item in enumerate(items):
         after = items[index + 1] if index + 1 < len(items) else None
-        if isinstance(item, ImageUrl):
-            lines.append(f"Received image URL {item.url}.")
-        elif isinstance(item, str) and item.startswith("File ") and item.endswith(":"):
+        if _is_file_line(item):
             if isinstance(after, BinaryContent):
                 kind = "an image" if after.is_image else "a document"
                 lines.append(f"Received {item[:-1]}, given as {kind} of {len(after.data)} bytes.")
@@ -164,7 +161,8 @@ def _received(turn: list[ModelMessage]) -> list[str]:
 
 
 def _is_file_line(item: object) -> bool:
-    return isinstance(item, str) and item.startswith("File ") and item.endswith(":")
+    """`File <id> "name" (type, size):` or `Image <url> (type, size):`, before its content."""
+    return isinstance(item, str) and item.startswith(("File ", "Image ")) and item.endswith(":")
 
 
 def _this_turn(messages: list[ModelMessage]) -> list[ModelMessage]:

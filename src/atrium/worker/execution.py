@@ -11,6 +11,7 @@ import logging
 from typing import Any
 
 from atrium.db.models import RunStatus
+from atrium.files.image_urls import ImageUnavailable
 from atrium.files.model_input import model_input, without_bytes
 from atrium.kit.time import utcnow
 from atrium.providers.targets import ProviderTarget, ProviderUnavailable, target_of
@@ -99,6 +100,10 @@ class RunExecution:
         except ProviderUnavailable as exc:
             return RunOutcome(
                 status=RunStatus.FAILED, error_code="MODEL_UNAVAILABLE", error_message=str(exc)
+            )
+        except ImageUnavailable as exc:  # an image URL of its input, refused or unreachable
+            return RunOutcome(
+                status=RunStatus.FAILED, error_code="INPUT_UNAVAILABLE", error_message=str(exc)
             )
         except LeaseLost:
             raise
