@@ -6,7 +6,7 @@ from typing import Annotated
 
 from fastapi import APIRouter, Depends, Query, Request
 
-from atrium.http.deps import CurrentPrincipal, SessionDep
+from atrium.http.deps import CurrentPrincipal, DatabaseDep, SessionDep
 from atrium.http.openapi import error_responses
 from atrium.kit.cursor import CursorQuery
 from atrium.memory import namespaces, service
@@ -151,7 +151,7 @@ async def item_history(
 @router.post("/search", responses=_EMBEDDINGS)
 async def search(
     body: MemorySearch,
-    session: SessionDep,
+    db: DatabaseDep,
     principal: CurrentPrincipal,
     embedder: EmbedderDep,
     vectors: Annotated[VectorIndex, Depends(_vectors)],
@@ -159,7 +159,11 @@ async def search(
     """Live items whose text holds every word of `query` (no stemming), or with `mode:
     semantic` the items nearest in meaning, best first, under `namespace_prefix` when given;
     `filter` keeps values with equal top-level fields."""
-    items = await service.search(
-        session, account_id=principal.account_id, data=body, embedder=embedder, vectors=vectors
-    )
-    return MemorySearchResult(data=[MemoryItemOut.of(item) for item in items])
+    # A read session although the method is POST: a search writes nothing, and on SQLite the
+    # write session would hold the one write connection while a first search by meaning
+    # loads the account's vectors (~2 s at 100,000), every put of the process queued behind.
+    async with db.session(write=False) as session:
+        items = await service.search(
+            session, account_id=principal.account_id, data=body, embedder=embedder, vectors=vectors
+        )
+        return MemorySearchResult(data=[MemoryItemOut.of(item) for item in items])
