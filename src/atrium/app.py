@@ -21,7 +21,9 @@ from atrium.db.batcher import WriteBatcher
 from atrium.db.engine import Database
 from atrium.db.redis_client import connect_redis
 from atrium.domains.endpoints import router as domains_router
+from atrium.evals.endpoints import router as evals_router
 from atrium.files.endpoints import router as files_router
+from atrium.files.orphans import FileSweep
 from atrium.http import docs, error_handlers, openapi
 from atrium.http.context import RequestContextMiddleware
 from atrium.http.gateway import GatewayMiddleware
@@ -90,6 +92,8 @@ class _Parts:
     workers: WorkerPool | None
     # Deletes expired threads when `retention_days` is set (every API process: see the module).
     retention: Retention | None
+    # Deletes stored file bytes no row names, when files live on disk or in a bucket.
+    file_sweep: FileSweep | None
 
     @classmethod
     def of(cls, settings: Settings) -> _Parts:
@@ -118,6 +122,7 @@ class _Parts:
 
             workers = WorkerPool(settings=settings, db=db, broker=broker, batcher=writer)
         retention = Retention(settings, db, metrics) if settings.retention_days > 0 else None
+        file_sweep = FileSweep(settings, db) if settings.file_storage != "database" else None
         return cls(
             db=db,
             redis=redis,
@@ -127,6 +132,7 @@ class _Parts:
             writer=writer,
             workers=workers,
             retention=retention,
+            file_sweep=file_sweep,
         )
 
 
@@ -163,6 +169,9 @@ def _lifespan(
                 if parts.retention is not None:
                     parts.retention.start()
                     started.push_async_callback(parts.retention.stop)
+                if parts.file_sweep is not None:
+                    parts.file_sweep.start()
+                    started.push_async_callback(parts.file_sweep.stop)
                 yield
         finally:
             running = False
@@ -182,6 +191,7 @@ def _keep_on_state(app: FastAPI, settings: Settings, parts: _Parts) -> None:
     state.writer = parts.writer
     state.workers = parts.workers
     state.retention = parts.retention
+    state.file_sweep = parts.file_sweep
     state.resolver = Resolver.from_settings(settings)  # domain verification's DNS
     # Models registered on the worker's registry (tests, embedding apps) are usable models too.
     workers = parts.workers
@@ -216,6 +226,7 @@ def _include_routers(app: FastAPI) -> None:
     app.include_router(providers_router, prefix=AGENTS.prefix)
     app.include_router(schedules_router, prefix=AGENTS.prefix)
     app.include_router(memory_router, prefix=AGENTS.prefix)
+    app.include_router(evals_router, prefix=AGENTS.prefix)
 
 
 def _add_middleware(app: FastAPI, settings: Settings, parts: _Parts) -> None:

@@ -1,4 +1,5 @@
-"""Queries of the `files` table; every one is scoped to an account."""
+"""Queries of the `files` table; every one is scoped to an account but `existing`, which the
+sweep of bytes without a row asks across accounts (`files.orphans`)."""
 
 from __future__ import annotations
 
@@ -56,3 +57,11 @@ async def remove(session: AsyncSession, *, account_id: int, file_id: str) -> Sto
         delete(StoredFile).where(StoredFile.id == file_id, StoredFile.account_id == account_id)
     )
     return found
+
+
+async def existing(session: AsyncSession, file_ids: Sequence[str]) -> set[str]:
+    """The ids among `file_ids` that have a row, whichever account's."""
+    if not file_ids:
+        return set()
+    query = select(StoredFile.id).where(StoredFile.id.in_(set(file_ids)))
+    return set((await session.execute(query)).scalars())

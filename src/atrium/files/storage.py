@@ -4,17 +4,21 @@ bucket (`ATRIUM_FILE_STORAGE`). Both are keyed by the file's id.
 Writes are whole or nothing: the disk store writes a temporary file and renames it into place,
 S3 makes an object visible only once its upload (multipart above 5 MiB) completes. A file's row
 is inserted only after its bytes are stored, so no row points at missing bytes; bytes whose
-row never committed are deleted by the upload that wrote them.
+row never committed are deleted by the upload that wrote them, and what a crash leaves (bytes
+without a row, a temporary file) is found by `listing` and swept (`files.orphans`).
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import itertools
 import os
 import shutil
 import tempfile
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
+from dataclasses import dataclass
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Protocol
 
@@ -27,6 +31,18 @@ if TYPE_CHECKING:
     from obstore.store import S3Config
 
 CHUNK_BYTES = 65_536
+# The disk store's files being written: renamed to their key once whole.
+TEMPORARY_PREFIX = ".upload-"
+# Entries of a listing read at a time (a folder or bucket of millions is never listed whole).
+LISTING_CHUNK = 1_000
+
+
+@dataclass(frozen=True, slots=True)
+class Stored:
+    """A key of the store and when its bytes were last written."""
+
+    key: str
+    modified: datetime
 
 
 class BlobStore(Protocol):
@@ -41,6 +57,8 @@ class BlobStore(Protocol):
     async def read(self, key: str) -> bytes: ...
 
     async def delete(self, key: str) -> None: ...
+
+    def listing(self) -> AsyncIterator[Stored]: ...
 
 
 class DiskStore:
@@ -63,7 +81,7 @@ class DiskStore:
 
     def _put(self, key: str, source: IO[bytes]) -> None:
         folder = self._ready()
-        handle, temporary = tempfile.mkstemp(dir=folder, prefix=".upload-")
+        handle, temporary = tempfile.mkstemp(dir=folder, prefix=TEMPORARY_PREFIX)
         try:
             os.fchmod(handle, PRIVATE_FILE)
             with os.fdopen(handle, "wb") as target:
@@ -90,6 +108,18 @@ class DiskStore:
 
     async def delete(self, key: str) -> None:
         await asyncio.to_thread(self._path(key).unlink, missing_ok=True)
+
+    async def listing(self) -> AsyncIterator[Stored]:
+        """Every regular file of the folder (temporaries included), a chunk read at a time."""
+        if not await asyncio.to_thread(self.folder.is_dir):
+            return
+        entries = await asyncio.to_thread(os.scandir, self.folder)
+        try:
+            while (chunk := await asyncio.to_thread(_stat_chunk, entries)) is not None:
+                for stored in chunk:
+                    yield stored
+        finally:
+            entries.close()
 
 
 class S3Store:
@@ -141,6 +171,31 @@ class S3Store:
         import obstore
 
         await obstore.delete_async(self._store, key)
+
+    async def listing(self) -> AsyncIterator[Stored]:
+        """Every object under the prefix (keys relative to it), a page at a time."""
+        import obstore
+
+        async for page in obstore.list(self._store, chunk_size=LISTING_CHUNK):
+            for meta in page:
+                yield Stored(str(meta["path"]), meta["last_modified"])
+
+
+def _stat_chunk(entries: Iterator[os.DirEntry[str]]) -> list[Stored] | None:
+    """The files among the next entries; None once there are no more."""
+    chunk = list(itertools.islice(entries, LISTING_CHUNK))
+    if not chunk:
+        return None
+    found: list[Stored] = []
+    for entry in chunk:
+        try:
+            if not entry.is_file(follow_symlinks=False):
+                continue
+            modified = entry.stat(follow_symlinks=False).st_mtime
+        except FileNotFoundError:  # deleted since it was listed
+            continue
+        found.append(Stored(entry.name, datetime.fromtimestamp(modified, UTC)))
+    return found
 
 
 def default_folder(settings: Settings) -> Path:
