@@ -54,7 +54,7 @@ from atrium.runs.events.broker import Broker
 from atrium.runs.events.stream import RunEventStream
 from atrium.runs.lifecycle import writes
 from atrium.runs.lifecycle.busy_threads import IfBusy
-from atrium.runs.lifecycle.moves import created
+from atrium.runs.lifecycle.moves import Announcement, created
 from atrium.runs.repository import NewRun, NewThread
 from atrium.secrets_at_rest import SecretBox, SecretsUnavailable
 from atrium.settings import Settings
@@ -177,15 +177,18 @@ class _CheckedCreate:
 
 
 async def _replayed(
-    db: Database, *, settings: Settings, account_id: int, idempotency: _Idempotency
+    db: Database, *, settings: Settings, account_id: int, idempotency: _Idempotency | None
 ) -> CreatedRun | None:
-    """The run created earlier with this Idempotency-Key (a 409 if its body differed).
+    """The run created earlier with this Idempotency-Key (a 409 if its body differed); None
+    without a key or without such a run.
 
     The lookup is a point read on the event loop: every create with a key makes it, and 1,000
     at once through the 8 connections of the async read pool (four thread hand-offs per
     statement) would queue past the pool's 60 s timeout (docs/design.md#database-access). Only
     a replay opens a session, for the run's artifacts.
     """
+    if idempotency is None:
+        return None
     existing = await repository.run_by_idempotency_key(
         db, account_id=account_id, key=idempotency.key
     )
@@ -236,13 +239,12 @@ async def create_run(
     checked = await _checked_create(
         db, settings=settings, models=models, account_id=account_id, data=data, key=idempotency_key
     )
-    if checked.idempotency is not None:
-        replayed = await _replayed(
-            db, settings=settings, account_id=account_id, idempotency=checked.idempotency
-        )
-        if replayed is not None:
-            return replayed
-    run_id = new_id("run")
+    replayed = await _replayed(
+        db, settings=settings, account_id=account_id, idempotency=checked.idempotency
+    )
+    if replayed is not None:
+        return replayed
+    run_id = new_id("run")  # before the agent: a version split is decided by the run id's hash
     agent = await _agent_for_run(
         db,
         account_id=account_id,
@@ -251,40 +253,31 @@ async def create_run(
         run_id=run_id,
     )
     now = utcnow()
-    thread_id, thread = await _thread_for_run(
-        db, account_id=account_id, thread_id=data.thread_id, now=now
-    )
+    thread = await _thread_for_run(db, account_id=account_id, thread_id=data.thread_id, now=now)
     secret = signing.new_secret() if checked.webhook_url is not None else None
     run = _new_run(
         settings,
         run_id=run_id,
         account_id=account_id,
-        thread_id=thread_id,
+        thread_id=thread.id,
         agent=agent,
         data=data,
         checked=checked,
         secret=secret,
         now=now,
-        traceparent=stored_traceparent(traceparent),
+        traceparent=traceparent,
     )
-    try:
-        run = await _queued(db, writer, broker, thread=thread, run=run, policy=data.if_busy)
-    except IntegrityError:
-        if thread is None and not await _thread_still_there(
-            db, account_id=account_id, thread_id=thread_id
-        ):
-            # The thread was deleted between its lookup and the insert (`DELETE /threads`).
-            raise ThreadNotFound(thread_id) from None
-        if checked.idempotency is None:
-            raise
-        # Another request with this Idempotency-Key committed first.
-        replayed = await _replayed(
-            db, settings=settings, account_id=account_id, idempotency=checked.idempotency
-        )
-        if replayed is None:
-            raise
-        return replayed
-    return CreatedRun(RunView(created(run)), replayed=False, webhook_secret=secret)
+    return await _queued(
+        db,
+        writer,
+        broker,
+        settings=settings,
+        checked=checked,
+        thread=thread,
+        run=run,
+        policy=data.if_busy,
+        secret=secret,
+    )
 
 
 async def _queued(
@@ -292,23 +285,55 @@ async def _queued(
     writer: WriteBatcher,
     broker: Broker,
     *,
-    thread: NewThread | None,
+    settings: Settings,
+    checked: _CheckedCreate,
+    thread: _RunThread,
     run: NewRun,
     policy: IfBusy,
-) -> NewRun:
-    """Store the run (announced once committed): through the write batcher, or, for a policy
-    other than `enqueue` on an existing thread, decided against the thread's unfinished runs
-    in a transaction of its own (`busy_threads`). The run as stored."""
+    secret: str | None,
+) -> CreatedRun:
+    """The run stored, then announced; or, when another request with its Idempotency-Key
+    committed first, that request's run."""
+    try:
+        stored, announcements = await _stored(db, writer, thread=thread.new, run=run, policy=policy)
+    except IntegrityError:
+        replayed = await _lost_race(db, settings=settings, thread=thread, checked=checked, run=run)
+        if replayed is None:
+            raise
+        return replayed
+    for announcement in announcements:
+        announcement.send(broker)
+    return CreatedRun(RunView(created(stored)), replayed=False, webhook_secret=secret)
+
+
+async def _stored(
+    db: Database, writer: WriteBatcher, *, thread: NewThread | None, run: NewRun, policy: IfBusy
+) -> tuple[NewRun, Sequence[Announcement]]:
+    """Store the run: through the write batcher, or, for a policy other than `enqueue` on an
+    existing thread, decided against the thread's unfinished runs in a transaction of its own
+    (`busy_threads`). The run as stored, and what to announce now that it is committed."""
     if thread is not None or policy == IfBusy.ENQUEUE:
         announcement = await writes.create_run(writer, thread=thread, run=run, now=run.created_at)
-        announcement.send(broker)
-        return run
+        return run, (announcement,)
     admission = await writes.admit_run(db, run=run, policy=policy)
     if admission.run is None:
         raise ThreadBusy(run.thread_id)
-    for announcement in admission.announcements:
-        announcement.send(broker)
-    return admission.run
+    return admission.run, admission.announcements
+
+
+async def _lost_race(
+    db: Database, *, settings: Settings, thread: _RunThread, checked: _CheckedCreate, run: NewRun
+) -> CreatedRun | None:
+    """Why the run's insert broke a constraint, when a race explains it: its thread deleted since
+    the lookup (`DELETE /threads`: a 404), or another request with its Idempotency-Key
+    committed first (that run, replayed). None otherwise."""
+    if thread.new is None and not await _thread_still_there(
+        db, account_id=run.account_id, thread_id=thread.id
+    ):
+        raise ThreadNotFound(thread.id) from None
+    return await _replayed(
+        db, settings=settings, account_id=run.account_id, idempotency=checked.idempotency
+    )
 
 
 async def _thread_still_there(db: Database, *, account_id: int, thread_id: str) -> bool:
@@ -351,13 +376,21 @@ async def _checked_create(
     return _CheckedCreate(prompt, metadata, webhook_url, idempotency, parts or None)
 
 
+@dataclass(frozen=True, slots=True)
+class _RunThread:
+    """The run's thread: its id, and the row to store with the run when it is new."""
+
+    id: str
+    new: NewThread | None
+
+
 async def _thread_for_run(
     db: Database, *, account_id: int, thread_id: str | None, now: datetime
-) -> tuple[str, NewThread | None]:
+) -> _RunThread:
     """The run's thread: the account's own it names (point read), or a new one to store."""
     if thread_id is None:
         thread = NewThread(id=new_id("thr"), account_id=account_id, created_at=now)
-        return thread.id, thread
+        return _RunThread(thread.id, thread)
     found = (
         await repository.thread_id_of_account(db, account_id=account_id, thread_id=thread_id)
         if _ID.match(thread_id)
@@ -365,7 +398,7 @@ async def _thread_for_run(
     )
     if found is None:
         raise ThreadNotFound(thread_id)
-    return found, None
+    return _RunThread(found, None)
 
 
 def _new_run(
@@ -399,7 +432,7 @@ def _new_run(
         webhook_url=checked.webhook_url,
         webhook_secret=None if secret is None else signing.sealed(secret, SecretBox.of(settings)),
         created_at=now,
-        traceparent=traceparent,
+        traceparent=stored_traceparent(traceparent),
     )
 
 
