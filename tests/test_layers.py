@@ -28,7 +28,7 @@ LAYERS: list[set[str]] = [
     {"analytics", "runtime", "serving"},
     {"webhooks", "traces"},
     {"runs"},
-    {"schedules"},
+    {"schedules", "evals"},
     {"worker", "threads"},
     {"app"},
     {"operations"},

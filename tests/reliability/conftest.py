@@ -226,6 +226,8 @@ def path_values(seeded: Seeded, template: str) -> dict[str, str]:
         "number": "1",
         "alias": seeded.alias,
         "label": seeded.block_label,
+        # No eval is seeded: the fuzz reaches its 404 (an eval needs finished runs to store).
+        "eval_id": "eval_seedednotstored",
     }
 
 

@@ -183,6 +183,27 @@ def _real_inputs(case: Case, seeded: Seeded) -> None:
             part["artifact_id"] = seeded.artifact_id
 
 
+def _real_eval(case: Case, seeded: Seeded) -> None:
+    """A positive eval names one of the account's finished runs on the agent it lists, once
+    per case, under case ids that do not repeat: whether a run exists, is finished and is that
+    agent's, no schema can state."""
+    body = case.body
+    if case.operation.path != "/v1/evals" or case.method.upper() != "POST":
+        return
+    if not isinstance(body, dict) or case.meta is None:
+        return
+    if not case.meta.generation.mode.is_positive or not isinstance(body.get("cases"), list):
+        return
+    body["agents"] = [seeded.agent_id]
+    for index, item in enumerate(body["cases"]):
+        if isinstance(item, dict) and isinstance(item.get("results"), list) and item["results"]:
+            item["case_id"] = f"case-{index}"
+            first = item["results"][0]
+            if isinstance(first, dict):
+                first.update(agent=seeded.agent_id, run_id=seeded.run_id)
+            item["results"] = [first]
+
+
 def one_error_body(ctx: CheckContext, response: Response, case: Case) -> bool | None:
     """Every 4xx/5xx is `{"error": {"code", "message", "details"}}`; nothing leaks a trace."""
     if response.status_code >= 400:
@@ -411,6 +432,7 @@ def _send_to_each(case: Case, senders: list[Sender]) -> None:
         case.path_parameters.update(generated)
         _real_ids(case, target.seeded)
         _real_inputs(case, target.seeded)
+        _real_eval(case, target.seeded)
         _real_versions(case)
         # Checks that send requests of their own (`ignored_auth`'s probes without the key) pick
         # the schema's transport: the ASGI one, to this app.

@@ -4,6 +4,7 @@ from atrium.db.models.account import Account, ApiKey
 from atrium.db.models.agent import Agent
 from atrium.db.models.agent_version import AgentAlias, AgentVersion
 from atrium.db.models.domain import Domain, DomainCount
+from atrium.db.models.evaluation import Evaluation
 from atrium.db.models.file import StoredFile
 from atrium.db.models.memory import MemoryChange, MemoryItem, MemoryItemHistory
 from atrium.db.models.memory_block import MemoryBlock, MemoryBlockVersion
@@ -41,6 +42,7 @@ __all__ = [
     "CancelReason",
     "Domain",
     "DomainCount",
+    "Evaluation",
     "EventKind",
     "MemoryBlock",
     "MemoryBlockVersion",
