@@ -38,6 +38,7 @@ from atrium.kit.wire_schemas import (
     UNICODE_CONTROL,
     UNICODE_SPACE,
     WITHOUT_NUL,
+    integral,
     trimmed_text_schema,
 )
 
@@ -49,14 +50,6 @@ def _no_nul(value: str) -> str:
     # PostgreSQL text cannot hold NUL; refuse it here rather than fail in the database.
     if "\x00" in value:
         raise ValueError("must not contain NUL characters")
-    return value
-
-
-def _integral(value: Any) -> Any:
-    # The models are strict (no coercion), but OpenAPI 3.1's JSON Schema counts a number with a
-    # zero fraction (64.0) as an integer; a client that sends one must not get a 400.
-    if isinstance(value, float) and value.is_integer():
-        return int(value)
     return value
 
 
@@ -97,12 +90,12 @@ Instructions = Annotated[
 ]
 # The validator after the Field: before it, pydantic writes `gt`/`le` into the JSON Schema
 # instead of `exclusiveMinimum`/`maximum`.
-MaxOutputTokens = Annotated[int, Field(gt=0, le=MAX_OUTPUT_TOKENS), BeforeValidator(_integral)]
+MaxOutputTokens = Annotated[int, Field(gt=0, le=MAX_OUTPUT_TOKENS), BeforeValidator(integral)]
 ModelName = Annotated[
     str, StringConstraints(max_length=MAX_MODEL_LENGTH), AfterValidator(_check_model)
 ]
 ContextBudget = Annotated[
-    int, Field(ge=MIN_CONTEXT_BUDGET, le=MAX_CONTEXT_BUDGET), BeforeValidator(_integral)
+    int, Field(ge=MIN_CONTEXT_BUDGET, le=MAX_CONTEXT_BUDGET), BeforeValidator(integral)
 ]
 Temperature = Annotated[float, Field(ge=TEMPERATURE_MIN, le=TEMPERATURE_MAX, allow_inf_nan=False)]
 
