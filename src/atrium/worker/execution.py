@@ -14,6 +14,7 @@ from atrium.db.models import RunStatus
 from atrium.files.image_urls import ImageUnavailable
 from atrium.files.model_input import model_input, without_bytes
 from atrium.kit.time import utcnow
+from atrium.memory.embedders import process_embedder
 from atrium.providers.targets import ProviderTarget, ProviderUnavailable, target_of
 from atrium.runs.events import event_store
 from atrium.runs.lifecycle import Ending, Usage, writes
@@ -26,7 +27,7 @@ from atrium.runtime.executor import RunOutcome, RunSpec, Runtime, history_from_j
 from atrium.runtime.lost_calls import LostCall, lost_calls
 from atrium.worker import parked_runs
 from atrium.worker.memory_blocks import with_blocks
-from atrium.worker.memory_store import RunMemoryStore, process_embedder
+from atrium.worker.memory_store import RunMemoryStore
 from atrium.worker.recorder import LeaseLost, RunRecorder
 
 log = logging.getLogger("atrium.worker")

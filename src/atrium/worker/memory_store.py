@@ -15,14 +15,10 @@ from atrium.errors import InvalidParameter
 from atrium.memory import service
 from atrium.memory.blocks import service as blocks
 from atrium.memory.blocks.errors import BlockNotFound
-from atrium.memory.embedders import Embedder, process_embedder
+from atrium.memory.embedders import Embedder
 from atrium.memory.errors import EmbeddingsUnavailable, MemoryItemNotFound
 from atrium.memory.schemas import MemoryPut, MemorySearch
 from atrium.runtime.sink import EditedBlock, FoundMemory, MemoryRefused
-
-# The worker takes the process's embedder from here (atrium.memory.embedders keeps one per
-# process for the API and the worker alike).
-__all__ = ["RunMemoryStore", "process_embedder"]
 
 
 def _refused(exc: ValidationError) -> MemoryRefused:
