@@ -486,7 +486,7 @@ class Settings(BaseSettings):
         "ATRIUM_OPENAI_API_KEY) or `openai-compatible:<model>` (`/embeddings` at "
         "ATRIUM_LLM_BASE_URL). Unset: search by text only.",
     )
-    memory_vector_cache_mb: int = Field(
+    memory_vector_cache_mb: float = Field(
         512,
         ge=0,
         le=1_000_000,

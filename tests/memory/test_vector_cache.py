@@ -114,13 +114,13 @@ async def test_another_account_sees_nothing_from_memory(
 @pytest.mark.fresh_app
 @pytest.mark.parametrize(
     "settings_overrides",
-    [{"embeddings_model": "offline", "memory_vector_cache_mb": 1}],
+    [{"embeddings_model": "offline", "memory_vector_cache_mb": 0.05}],
 )
 async def test_an_account_over_the_budget_is_scanned(
     client: httpx.AsyncClient, auth: dict[str, str], app: FastAPI, make_key: Any
 ) -> None:
-    # ~1,556 bytes a vector with its seq, namespace and expiry: 700 do not fit 1 MB.
-    for start in range(0, 700, 10):
+    # ~1,556 bytes a vector with its seq, namespace and expiry: 60 do not fit 0.05 MB.
+    for start in range(0, 60, 10):
         await asyncio.gather(
             *(
                 _put(client, auth, namespace=["bulk"], key=f"k{index}", value=f"filler {index}")
@@ -129,8 +129,8 @@ async def test_an_account_over_the_budget_is_scanned(
         )
     await _put(client, auth, namespace=["facts"], key="pets", value="two cats Miso and Tofu")
     assert await _keys(client, auth, query="cats Miso Tofu", limit=1) == ["pets"]
-    assert await _keys(client, auth, query="filler 123", limit=1, namespace_prefix=["bulk"]) == [
-        "k123"
+    assert await _keys(client, auth, query="filler 23", limit=1, namespace_prefix=["bulk"]) == [
+        "k23"
     ]
     assert _vectors(app).nbytes == 0
 

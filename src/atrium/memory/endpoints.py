@@ -61,7 +61,7 @@ def _vectors(request: Request) -> VectorIndex:
     """The process's vectors of search by meaning (ATRIUM_MEMORY_VECTOR_CACHE_MB)."""
     state = request.app.state
     if not hasattr(state, "memory_vectors"):
-        state.memory_vectors = VectorIndex(state.settings.memory_vector_cache_mb * 2**20)
+        state.memory_vectors = VectorIndex(int(state.settings.memory_vector_cache_mb * 2**20))
     vectors: VectorIndex = state.memory_vectors
     return vectors
 
