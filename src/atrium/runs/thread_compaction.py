@@ -67,7 +67,7 @@ async def compact(
         )
     budget = compaction.budget_of(config)
     plan = compaction.cut(
-        [compaction.Part(part.run_id, part.messages, part.summary) for part in parts],
+        parts,
         budget,
         force=force,
     )

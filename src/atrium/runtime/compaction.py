@@ -25,6 +25,7 @@ from pydantic_ai.models import Model
 from pydantic_ai.settings import ModelSettings
 
 from atrium.agents.config import OFFLINE_MODEL, AgentConfig
+from atrium.runtime.history_parts import HistoryPart
 
 # The instructions of a summarising request. The offline model recognises them by this first
 # line and writes a deterministic summary (runtime/offline.py).
@@ -106,20 +107,11 @@ def estimate_tokens(messages: Sequence[Any]) -> int:
 
 
 @dataclass(frozen=True, slots=True)
-class Part:
-    """A part of a history: a summary's, a fork base's or a run's messages."""
-
-    run_id: str | None
-    messages: list[Any]
-    summary: bool = False
-
-
-@dataclass(frozen=True, slots=True)
 class Cut:
     """What a compaction summarises (`covered`) and keeps verbatim (`kept`)."""
 
-    covered: list[Part]
-    kept: list[Part]
+    covered: list[HistoryPart]
+    kept: list[HistoryPart]
 
     @property
     def through_run_id(self) -> str | None:
@@ -128,7 +120,7 @@ class Cut:
         return runs[-1] if runs else None
 
 
-def cut(parts: Sequence[Part], budget: int, *, force: bool = False) -> Cut | None:
+def cut(parts: Sequence[HistoryPart], budget: int, *, force: bool = False) -> Cut | None:
     """Where to cut a history over `budget` (None: it fits, or nothing older than the newest
     runs is left to summarise). `force` (compaction on demand): cut even if it fits, keeping
     the newest run only."""
@@ -152,7 +144,7 @@ def cut(parts: Sequence[Part], budget: int, *, force: bool = False) -> Cut | Non
     return Cut(covered, list(parts[first_kept:]))
 
 
-def transcript(parts: Sequence[Part], budget: int) -> str:
+def transcript(parts: Sequence[HistoryPart], budget: int) -> str:
     """The covered parts as plain text for the summariser, at most `budget` tokens of it (the
     oldest lines go first: an earlier summary is kept whole at the top)."""
     lines: list[str] = []

@@ -38,6 +38,7 @@ from sqlalchemy.orm import Session
 from atrium.db.models import Run, Thread, ThreadSummary
 from atrium.kit.json_object import JsonObject
 from atrium.runs.lifecycle.run_queue import IN_HISTORY
+from atrium.runtime.history_parts import HistoryPart
 
 _RUNS = cast(Table, Run.__table__)
 _THREADS = cast(Table, Thread.__table__)
@@ -143,16 +144,6 @@ def thread_history(
     writer's transaction: one statement, no extra read session per run."""
     parts = history_parts(session, thread_id=thread_id, run_id=run_id, created_at=created_at)
     return [part.messages for part in parts]
-
-
-@dataclass(frozen=True, slots=True)
-class HistoryPart:
-    """One part of a run's history: the latest summary, a fork's base, or a run's messages
-    (`run_id` set only for a run's)."""
-
-    run_id: str | None
-    messages: list[Any]
-    summary: bool = False
 
 
 def history_parts(
