@@ -18,6 +18,7 @@ from httpx_sse import aconnect_sse
 from pydantic import BaseModel
 
 from atrium.client import _calls as calls
+from atrium.client import _evals as evals
 from atrium.client._calls import ListFilters, ScheduleChanges
 from atrium.client._core import (
     Call,
@@ -29,7 +30,7 @@ from atrium.client._core import (
     api_error,
     rate_limit_delay,
 )
-from atrium.client._hooks import acall_hook, acall_user
+from atrium.client._hooks import acall_hook, acall_user, amap_bounded
 from atrium.client.errors import APIConnectionError, WaitTimeoutError
 from atrium.client.records import (
     Account,
@@ -48,6 +49,10 @@ from atrium.client.records import (
     Deleted,
     DeliveryPage,
     Domain,
+    Eval,
+    EvalDeleted,
+    EvalPage,
+    EvalSummary,
     File,
     FileDeleted,
     FilePage,
@@ -142,6 +147,7 @@ class AsyncClient:
         self.schedules = Schedules(self)
         self.memory = Memory(self)
         self.blocks = Blocks(self)
+        self.evals = Evals(self)
 
     async def account(self) -> Account:
         """The account and key tier this client's API key acts for."""
@@ -1134,3 +1140,85 @@ class Blocks(_Resource):
             async for page in self._pages(lambda cursor: calls.block_history(label, limit, cursor))
             for version in page.data
         ]
+
+
+class Evals(_Resource):
+    """`/v1/evals`, and `run`: a dataset's cases run on agents through the API, scored by
+    their checks, stored side by side (docs/guide/evals.md)."""
+
+    async def run(
+        self,
+        dataset: str | Path | evals.Dataset,
+        *,
+        agents: Sequence[str],
+        concurrency: int = 4,
+        timeout: float | None = 600.0,  # noqa: ASYNC109 - same API as the sync client
+    ) -> Eval:
+        """Run every case of `dataset` (a JSONL file, read and checked whole first: a bad line
+        raises `DatasetError` naming it, and nothing runs) on every agent (`agt_…`,
+        `agt_…@prod`, `agt_…@2`), at most `concurrency` runs at a time; score each with its
+        checks (a `judge` check runs the judge agent); store the result and return it as the
+        server has it (credits, latency and versions from the runs)."""
+        loaded = dataset if isinstance(dataset, evals.Dataset) else evals.load_dataset(dataset)
+        names = list(dict.fromkeys(agents))
+        if not names:
+            raise ValueError("evals.run needs at least one agent")
+        jobs = [
+            evals.Job(case_id, case, agent, timeout)
+            for case_id, case in loaded.cases
+            for agent in names
+        ]
+        outcomes = await amap_bounded(self._one, jobs, concurrency)
+        return await self.store(evals.store_body(loaded, names, outcomes))
+
+    async def _one(self, job: evals.Job) -> evals.Outcome:
+        case = job.case
+        made = await self._client.runs.create(
+            case.prompt or "",
+            agent_id=job.agent,
+            input=case.input,
+            metadata={"eval_case": job.case_id},
+        )
+        done = await self._client.runs.wait(made.run_id, timeout=job.timeout)
+        outcome = evals.Outcome(job.case_id, job.agent, made.run_id)
+        for check in case.checks:
+            if isinstance(check, evals.JudgeCheck):
+                outcome.checks.append(await self._judge(job, done.result, check))
+            else:
+                passed, reason = evals.score(check, done.result)
+                outcome.checks.append({"type": check.type, "passed": passed, "reason": reason})
+        return outcome
+
+    async def _judge(
+        self, job: evals.Job, result: str | dict[str, Any] | None, check: evals.JudgeCheck
+    ) -> dict[str, Any]:
+        made = await self._client.runs.create(
+            evals.judge_prompt(job.case, result, check.criteria),
+            agent_id=check.agent,
+            config={"output_schema": evals.VERDICT_SCHEMA},
+            metadata={"eval_case": job.case_id, "eval_judge_of": job.agent},
+        )
+        done = await self._client.runs.wait(made.run_id, timeout=job.timeout)
+        passed, reason = evals.verdict(done.result)
+        return {"type": "judge", "passed": passed, "reason": reason, "judge_run_id": made.run_id}
+
+    async def store(self, body: Mapping[str, Any]) -> Eval:
+        """Store an eval's results (what `run` sends)."""
+        return await self._client.send(calls.store_eval(body))
+
+    async def list(self, *, limit: int | None = None, cursor: str | None = None) -> EvalPage:
+        """A page of the account's evals, newest first."""
+        return await self._client.send(calls.list_evals(limit, cursor))
+
+    async def iter_all(self, *, limit: int | None = None) -> AsyncIterator[EvalSummary]:
+        """Every eval, newest first, following the cursor."""
+        async for page in self._pages(lambda cursor: calls.list_evals(limit, cursor)):
+            for summary in page.data:
+                yield summary
+
+    async def get(self, eval_id: str) -> Eval:
+        return await self._client.send(calls.get_eval(eval_id))
+
+    async def delete(self, eval_id: str) -> EvalDeleted:
+        """Delete the eval; its runs stay."""
+        return await self._client.send(calls.delete_eval(eval_id))

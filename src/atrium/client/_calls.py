@@ -31,6 +31,9 @@ from atrium.client.records import (
     Deleted,
     DeliveryPage,
     Domain,
+    Eval,
+    EvalDeleted,
+    EvalPage,
     File,
     FileDeleted,
     FilePage,
@@ -763,3 +766,24 @@ def block_history(
 ) -> Call[BlockHistory]:
     params = compact(limit=limit, cursor=cursor)
     return Call("GET", f"{BLOCKS_PATH}/{label}/history", parse_model(BlockHistory), params=params)
+
+
+# --- evals ----------------------------------------------------------------------------------------
+EVALS_PATH = f"{AGENTS_PREFIX}/evals"
+
+
+def store_eval(body: Mapping[str, Any]) -> Call[Eval]:
+    return Call("POST", EVALS_PATH, parse_model(Eval), json=dict(body))
+
+
+def list_evals(limit: int | None = None, cursor: str | None = None) -> Call[EvalPage]:
+    params = compact(limit=limit, cursor=cursor)
+    return Call("GET", EVALS_PATH, parse_model(EvalPage), params=params)
+
+
+def get_eval(eval_id: str) -> Call[Eval]:
+    return Call("GET", f"{EVALS_PATH}/{eval_id}", parse_model(Eval))
+
+
+def delete_eval(eval_id: str) -> Call[EvalDeleted]:
+    return Call("DELETE", f"{EVALS_PATH}/{eval_id}", parse_model(EvalDeleted))

@@ -50,7 +50,7 @@ RULES: tuple[tuple[str, str], ...] = (
     (r"\basynccontextmanager\b", "contextmanager"),
     (r"\b__a(enter|exit)__\b", r"__\1__"),
     # httpx's, httpx-sse's and _hooks' asyncio twins: aclose, aread, aiter_bytes, aiter_sse, ...
-    (r"\ba(close|read|iter_bytes|iter_sse|connect_sse|call_hook|call_user)\b", r"\1"),
+    (r"\ba(close|read|iter_bytes|iter_sse|connect_sse|call_hook|call_user|map_bounded)\b", r"\1"),
     # An asyncio `on_event` hook may return an awaitable; a blocking one returns nothing.
     (r"\bAwaitable\[None\] \| None\b", "None"),
     # Waivers of asyncio-only lint rules (ASYNC109: a `timeout` parameter of an async function).

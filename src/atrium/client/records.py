@@ -33,6 +33,16 @@ __all__ = [
     "Deleted",
     "Domain",
     "DomainVerification",
+    "Eval",
+    "EvalAgent",
+    "EvalAgentTotals",
+    "EvalCase",
+    "EvalCheck",
+    "EvalDataset",
+    "EvalDeleted",
+    "EvalPage",
+    "EvalResult",
+    "EvalSummary",
     "File",
     "FileDeleted",
     "FilePage",
@@ -988,3 +998,84 @@ class BlockHistory(_Model):
     data: list[BlockVersion]
     has_more: bool
     next_cursor: str | None
+
+
+# --- evals ---------------------------------------------------------------------------------------
+class EvalDataset(_Model):
+    name: str
+    sha256: str
+
+
+class EvalCheck(_Model):
+    """One check of a case, as the client scored it."""
+
+    type: Literal["exact", "contains", "json_schema", "judge"]
+    passed: bool
+    reason: str | None = None
+    judge_run_id: str | None = None
+
+
+class EvalAgent(_Model):
+    ref: str  # the agent as the eval named it (`agt_…@v2`)
+    agent_id: str
+    versions: list[int]
+
+
+class EvalResult(_Model):
+    """A case's result on one agent; credits, latency and version are the server's, from the run."""
+
+    agent: str
+    run_id: str
+    agent_version: int | None
+    status: str
+    passed: bool
+    checks: list[EvalCheck]
+    credits: float
+    latency_ms: int | None
+
+
+class EvalCase(_Model):
+    case_id: str
+    results: list[EvalResult]
+
+
+class EvalAgentTotals(_Model):
+    agent: str
+    passed: int
+    cases: int
+    pass_rate: float
+    credits: float
+    p50_latency_ms: int | None
+
+
+class Eval(_Model):
+    """A stored eval: every case's result on every agent, side by side."""
+
+    eval_id: str
+    dataset: EvalDataset
+    agents: list[EvalAgent]
+    cases: list[EvalCase]
+    totals: list[EvalAgentTotals]
+    created_at: datetime
+
+
+class EvalSummary(_Model):
+    eval_id: str
+    dataset: EvalDataset
+    agents: list[EvalAgent]
+    cases: int
+    totals: list[EvalAgentTotals]
+    created_at: datetime
+
+
+class EvalPage(_Model):
+    """A page of evals, newest first; pass `next_cursor` as `cursor` for the next one."""
+
+    data: list[EvalSummary]
+    has_more: bool
+    next_cursor: str | None
+
+
+class EvalDeleted(_Model):
+    eval_id: str
+    deleted: Literal[True] = True

@@ -5,14 +5,14 @@ from __future__ import annotations
 from atrium.db.models import Evaluation
 from atrium.evals import service
 from atrium.evals.schemas import (
-    AgentOut,
-    AgentTotals,
-    CaseOut,
-    CheckResult,
-    DatasetIn,
+    EvalAgent,
+    EvalAgentTotals,
+    EvalCase,
+    EvalCheck,
+    EvalDataset,
     EvalOut,
+    EvalResult,
     EvalSummary,
-    ResultOut,
 )
 from atrium.kit.time import as_utc
 
@@ -20,9 +20,9 @@ from atrium.kit.time import as_utc
 def _common(row: Evaluation) -> dict[str, object]:
     return {
         "eval_id": row.id,
-        "dataset": DatasetIn(name=row.dataset_name, sha256=row.dataset_sha256),
-        "agents": [AgentOut(**agent) for agent in row.agents],
-        "totals": [AgentTotals(**total) for total in service.totals(row)],
+        "dataset": EvalDataset(name=row.dataset_name, sha256=row.dataset_sha256),
+        "agents": [EvalAgent(**agent) for agent in row.agents],
+        "totals": [EvalAgentTotals(**total) for total in service.totals(row)],
         "created_at": as_utc(row.created_at).isoformat(),
     }
 
@@ -33,16 +33,16 @@ def eval_summary(row: Evaluation) -> EvalSummary:
 
 def eval_out(row: Evaluation) -> EvalOut:
     cases = [
-        CaseOut(
+        EvalCase(
             case_id=case["case_id"],
             results=[
-                ResultOut(
+                EvalResult(
                     agent=r["agent"],
                     run_id=r["run_id"],
                     agent_version=r["agent_version"],
                     status=r["status"],
                     passed=r["passed"],
-                    checks=[CheckResult(**check) for check in r["checks"]],
+                    checks=[EvalCheck(**check) for check in r["checks"]],
                     credits=r["credits_micro"] / service.MICRO,
                     latency_ms=r["latency_ms"],
                 )

@@ -24,12 +24,12 @@ class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
 
-class DatasetIn(_Strict):
+class EvalDataset(_Strict):
     name: str = Field(min_length=1, max_length=255, description="The dataset's file name.")
     sha256: str = Field(pattern=r"^[0-9a-f]{64}$", description="sha256 of the dataset's bytes.")
 
 
-class CheckResult(_Strict):
+class EvalCheck(_Strict):
     """One check of a case, as the client scored it."""
 
     type: CheckType
@@ -40,49 +40,49 @@ class CheckResult(_Strict):
     )
 
 
-class ResultIn(_Strict):
+class EvalResultIn(_Strict):
     agent: AgentRef = Field(description="One of the eval's `agents`.")
     run_id: str = Field(pattern=RUN_ID_PATTERN, description="The case's run on that agent.")
-    checks: list[CheckResult] = Field(max_length=50)
+    checks: list[EvalCheck] = Field(max_length=50)
 
 
-class CaseIn(_Strict):
+class EvalCaseIn(_Strict):
     case_id: str = Field(min_length=1, max_length=200)
-    results: list[ResultIn] = Field(min_length=1, max_length=10)
+    results: list[EvalResultIn] = Field(min_length=1, max_length=10)
 
 
 class EvalIn(_Strict):
     """An eval to store: the client ran the cases and scored them; the server checks the runs
     are the account's and finished, and takes credits, latency and version from them."""
 
-    dataset: DatasetIn
+    dataset: EvalDataset
     agents: list[AgentRef] = Field(min_length=1, max_length=10)
-    cases: list[CaseIn] = Field(min_length=1, max_length=1000)
+    cases: list[EvalCaseIn] = Field(min_length=1, max_length=1000)
 
 
-class AgentOut(BaseModel):
+class EvalAgent(BaseModel):
     ref: str = Field(description="The agent as the eval named it.")
     agent_id: str
     versions: list[int] = Field(description="The versions its runs used (one unless a split).")
 
 
-class ResultOut(BaseModel):
+class EvalResult(BaseModel):
     agent: str
     run_id: str
     agent_version: int | None
     status: str = Field(description="The run's status.")
     passed: bool = Field(description="The run completed and every check passed.")
-    checks: list[CheckResult]
+    checks: list[EvalCheck]
     credits: float = Field(description="The run's credits, from the stored run.")
     latency_ms: int | None = Field(description="From the run's creation to its end.")
 
 
-class CaseOut(BaseModel):
+class EvalCase(BaseModel):
     case_id: str
-    results: list[ResultOut]
+    results: list[EvalResult]
 
 
-class AgentTotals(BaseModel):
+class EvalAgentTotals(BaseModel):
     agent: str
     passed: int
     cases: int
@@ -95,19 +95,19 @@ class EvalOut(BaseModel):
     """A stored eval: its cases side by side, one result per agent."""
 
     eval_id: str
-    dataset: DatasetIn
-    agents: list[AgentOut]
-    cases: list[CaseOut]
-    totals: list[AgentTotals]
+    dataset: EvalDataset
+    agents: list[EvalAgent]
+    cases: list[EvalCase]
+    totals: list[EvalAgentTotals]
     created_at: str
 
 
 class EvalSummary(BaseModel):
     eval_id: str
-    dataset: DatasetIn
-    agents: list[AgentOut]
+    dataset: EvalDataset
+    agents: list[EvalAgent]
     cases: int
-    totals: list[AgentTotals]
+    totals: list[EvalAgentTotals]
     created_at: str
 
 

@@ -13,6 +13,7 @@ from atrium.client.cli.agents import agents_app
 from atrium.client.cli.artifacts import artifacts_app
 from atrium.client.cli.blocks import blocks_app
 from atrium.client.cli.domains import domains_app
+from atrium.client.cli.evals import evals_app, run_eval
 from atrium.client.cli.files import files_app
 from atrium.client.cli.memory import memory_app
 from atrium.client.cli.providers import providers_app
@@ -42,3 +43,5 @@ def register(app: typer.Typer) -> None:
     app.add_typer(domains_app, name="domains")
     app.add_typer(spaces_app, name="spaces")
     app.command("usage", cls=HelpCommand)(usage)
+    app.command("eval", cls=HelpCommand)(run_eval)
+    app.add_typer(evals_app, name="evals")
