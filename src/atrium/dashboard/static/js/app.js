@@ -6,6 +6,7 @@ import { ApiError, api, clearKey, getKey, onUnauthorized, setKey } from "./api.j
 import { errorBox, field, h, pageHeader, replace, toast } from "./dom.js";
 import { agentEditView, agentsView } from "./agents.js";
 import { blockView, blocksView } from "./blocks.js";
+import { evalView, evalsView } from "./evals.js";
 import { memoryItemView, memoryView } from "./memory.js";
 import { recordEditView, recordsView, DOMAINS, SPACES } from "./records.js";
 import { runView, runsView } from "./runs.js";
@@ -29,6 +30,8 @@ const ROUTES = [
   [/^\/memory\/([\w-]+)$/, "Memory item", memoryItemView],
   [/^\/blocks$/, "Blocks", blocksView],
   [/^\/blocks\/([\w.-]+)$/, "Block", blockView],
+  [/^\/evals$/, "Evals", evalsView],
+  [/^\/evals\/([\w-]+)$/, "Eval", evalView],
   [/^\/agents$/, "Agents", agentsView],
   [/^\/agents\/([\w-]+)\/edit$/, "Edit agent", agentEditView],
   [/^\/usage$/, "Usage", usageView],
