@@ -48,17 +48,17 @@ def _framing() -> int:
     return sum(len(chunk) for chunk in _body(0))
 
 
-@pytest.fixture(scope="module")
-def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, int, str, Path]]:
+def _serve(
+    tmp_path_factory: pytest.TempPathFactory, **settings: str
+) -> Iterator[tuple[str, int, str, Path]]:
     tmp = tmp_path_factory.mktemp("upload-memory")
     port, key = free_port(), "atr_" + secrets.token_urlsafe(32)
     env = atrium_env(
         ATRIUM_DATABASE_URL=f"sqlite+aiosqlite:///{tmp / 'atrium.db'}",
         ATRIUM_BOOTSTRAP_KEY=key,
-        ATRIUM_FILE_STORAGE="disk",
         ATRIUM_FILE_DIR=str(tmp / "files"),
-        ATRIUM_FILE_MAX_BYTES=str(150 * MB),
         PYTHONUNBUFFERED="1",
+        **settings,
     )
     log = tmp / "serve.log"
     log.write_text("")
@@ -68,6 +68,21 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, int,
         yield f"http://127.0.0.1:{port}", process.pid, key, tmp / "files"
     finally:
         stop_process(process)
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, int, str, Path]]:
+    yield from _serve(
+        tmp_path_factory, ATRIUM_FILE_STORAGE="disk", ATRIUM_FILE_MAX_BYTES=str(150 * MB)
+    )
+
+
+@pytest.fixture(scope="module")
+def default_server(
+    tmp_path_factory: pytest.TempPathFactory,
+) -> Iterator[tuple[str, int, str, Path]]:
+    """The defaults: files in the database (which holds a whole file to insert it), 20 MiB."""
+    yield from _serve(tmp_path_factory)
 
 
 def _upload(base: str, key: str, size: int, *, sized: bool) -> httpx.Response:
@@ -117,3 +132,30 @@ def test_an_upload_over_the_cap_is_refused_as_it_arrives(
     assert _peak_rss(pid) - before < ALLOWED_GROWTH
     healthy = httpx.get(f"{base}/api/v1/public/files", headers={"Authorization": f"Bearer {key}"})
     assert healthy.status_code == 200
+
+
+def test_100_mb_over_the_default_cap_is_refused_with_memory_flat(
+    default_server: tuple[str, int, str, Path],
+) -> None:
+    """The database store reads a file whole to insert it: the cap, applied while the bytes
+    arrive, is what keeps a 100 MB upload from ever being read."""
+    base, pid, key, _ = default_server
+    warm = _upload(base, key, 1 * MB, sized=True)
+    assert warm.status_code == 201, warm.text
+    before = _peak_rss(pid)
+    sized = _upload(base, key, SIZE, sized=True)  # refused on its Content-Length
+    assert sized.status_code == 400, sized.text
+    try:  # chunked: refused at the 20 MiB cap, the rest never read
+        chunked = _upload(base, key, SIZE, sized=False)
+        assert chunked.status_code == 400, chunked.text
+        assert chunked.json()["error"]["details"]["parameter"] == "file"
+    except httpx.TransportError:
+        pass
+    growth = _peak_rss(pid) - before
+    print(
+        f"database store, 20 MiB cap: peak RSS {before / MB:.1f} MB before, +{growth / MB:.1f} MB "
+        "after two 100 MB uploads refused"
+    )
+    assert growth < ALLOWED_GROWTH
+    listed = httpx.get(f"{base}/api/v1/public/files", headers={"Authorization": f"Bearer {key}"})
+    assert [item["filename"] for item in listed.json()["data"]] == ["big.txt"]  # the warm-up
