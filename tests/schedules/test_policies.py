@@ -240,13 +240,36 @@ async def test_daily_credit_cap_skips_until_the_next_day(
     await wait_finished(client, auth, str(again["run_id"]))
 
 
+async def test_a_credit_cap_day_east_of_utc_starts_at_its_own_midnight(
+    client: httpx.AsyncClient, auth: dict[str, str], clock: Clock, tick: Tick
+) -> None:
+    # Tokyo is 9 hours ahead: its 2026-01-06 runs from 2026-01-05T15:00Z, so its 06:00 fire
+    # time (21:00Z) and 12:00 fire time (03:00Z the next UTC day) are one day. Bounds compared
+    # in the zone's own digits (SQLite compares datetimes as text) lost the first one.
+    clock.set(datetime.fromisoformat("2026-01-05T20:00:00+00:00"))
+    made = await create(
+        client, auth, cron="0 */6 * * *", timezone="Asia/Tokyo", max_credits_per_day=0.000001
+    )
+    await tick("2026-01-05T21:00:01+00:00")
+    first = (await firings(client, auth, made["schedule_id"]))[-1]
+    assert first["status"] == "fired"
+    await wait_finished(client, auth, str(first["run_id"]))
+    await tick("2026-01-06T03:00:01+00:00")
+    capped = (await firings(client, auth, made["schedule_id"]))[-1]
+    assert capped["status"] == "skipped" and capped["reason"] == "credit_cap", capped
+    assert "2026-01-06 (Asia/Tokyo)" in str(capped["detail"])
+    # 2026-01-07 00:00 in Tokyo is 15:00Z: a new day, it fires again.
+    await tick("2026-01-06T15:00:01+00:00")
+    assert (await firings(client, auth, made["schedule_id"]))[-1]["status"] == "fired"
+
+
 async def test_firings_go_to_webhooks(
     client: httpx.AsyncClient, auth: dict[str, str], clock: Clock, tick: Tick
 ) -> None:
     hook = await client.post(
         "/v1/webhooks",
         json={
-            "url": "https://hooks.example.com/in",
+            "url": "https://hooks.atrium.test/in",  # a reserved name: never public
             "events": ["schedule.fired", "schedule.skipped"],
         },
         headers=auth,

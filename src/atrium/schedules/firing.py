@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
-from datetime import datetime, time, timedelta
+from datetime import UTC, datetime, time, timedelta
 from typing import Any, Final
 from zoneinfo import ZoneInfo
 
@@ -224,8 +224,10 @@ def _checks(
     cap = schedule.max_credits_per_day_micro
     if cap is not None:
         day = fire_at.astimezone(tz).date()
-        start = datetime.combine(day, time(), tz)
-        end = datetime.combine(day + timedelta(days=1), time(), tz)
+        # In UTC, as fire times are stored: SQLite compares datetimes as text, so a bound in
+        # the zone's own offset would shift the day by that offset.
+        start = datetime.combine(day, time(), tz).astimezone(UTC)
+        end = datetime.combine(day + timedelta(days=1), time(), tz).astimezone(UTC)
         used = repository.credits_used(session, schedule_id=schedule.id, start=start, end=end)
         if used >= cap:
             detail = (
