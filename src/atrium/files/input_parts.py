@@ -12,7 +12,7 @@ from __future__ import annotations
 import asyncio
 import re
 from collections.abc import Callable
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, NotRequired, TypedDict, final
 
 from pydantic import BaseModel, ConfigDict, Field
 from sqlalchemy import select
@@ -92,6 +92,45 @@ InputPart = Annotated[TextInput | FileInput | ImageInput, Field(discriminator="t
 RunInput = Annotated[list[InputPart], Field(max_length=MAX_PARTS)]
 
 
+@final  # so that `"url" in part` tells the parts apart
+class StoredText(TypedDict):
+    type: Literal["text"]
+    text: str
+
+
+@final
+class StoredImageUrl(TypedDict):
+    type: Literal["image"]
+    url: str
+
+
+@final
+class StoredReference(TypedDict):
+    """A file or image by an upload's `file_id` or an artifact's `artifact_id` (with its
+    `run_id`), and what it was when the run was created."""
+
+    type: Literal["file", "image"]
+    file_id: NotRequired[str]
+    artifact_id: NotRequired[str]
+    run_id: NotRequired[str]
+    filename: str
+    content_type: str
+    size_bytes: int
+
+
+# A part as `runs.input` stores it (JSON, in this key order: the API shows it as stored).
+StoredPart = StoredText | StoredImageUrl | StoredReference
+
+
+class _Described(TypedDict):
+    """What a named upload or artifact is (an artifact's `run_id` beside)."""
+
+    run_id: NotRequired[str]
+    filename: str
+    content_type: str
+    size_bytes: int
+
+
 def _source(part: FileInput | ImageInput, index: int) -> tuple[str, str]:
     """(`file_id` | `artifact_id` | `url`, its value): exactly one is given."""
     given = [
@@ -113,10 +152,10 @@ def _source(part: FileInput | ImageInput, index: int) -> tuple[str, str]:
 
 async def checked_input(
     db: Database, settings: Settings, *, account_id: int, parts: list[Any]
-) -> list[dict[str, Any]]:
+) -> list[StoredPart]:
     """The parts as the run stores them; a 400 naming the first bad part (nothing stored)."""
-    stored: list[dict[str, Any]] = []
-    wanted: list[tuple[int, Any, str, str]] = []
+    stored: list[StoredPart | None] = []
+    wanted: list[tuple[int, FileInput | ImageInput, str, str]] = []
     urls: list[tuple[int, str]] = []
     for index, part in enumerate(parts):
         if isinstance(part, TextInput):
@@ -124,7 +163,7 @@ async def checked_input(
             continue
         name, value = _source(part, index)
         if name == "url":
-            stored.append({"type": "image", "url": _url(settings, value, index)})
+            stored.append(StoredImageUrl(type="image", url=_url(settings, value, index)))
             urls.append((index, value))
             continue
         if not _ID.match(value):
@@ -132,7 +171,7 @@ async def checked_input(
                 f"input.{index}.{name}", f"no {name[:-3]} with id {value[:40]!r}"
             )
         wanted.append((index, part, name, value))
-        stored.append({})
+        stored.append(None)  # known once the account's files and artifacts are read
     await _public_hosts(settings, urls)
     found = await _found(db, account_id=account_id, wanted=wanted)
     for index, part, name, value in wanted:
@@ -147,18 +186,39 @@ async def checked_input(
                 f"input.{index}.{name}",
                 f"{value} is {described['content_type']}, not an image; give it as a file part",
             )
-        stored[index] = {"type": part.type, name: value, **described}
-    return stored
+        stored[index] = _reference(part.type, name, value, described)
+    return [part for part in stored if part is not None]
 
 
-def _text(settings: Settings, text: str, index: int) -> dict[str, Any]:
+def _reference(
+    kind: Literal["file", "image"], name: str, value: str, described: _Described
+) -> StoredReference:
+    if name == "file_id":
+        return StoredReference(
+            type=kind,
+            file_id=value,
+            filename=described["filename"],
+            content_type=described["content_type"],
+            size_bytes=described["size_bytes"],
+        )
+    return StoredReference(
+        type=kind,
+        artifact_id=value,
+        run_id=described["run_id"],
+        filename=described["filename"],
+        content_type=described["content_type"],
+        size_bytes=described["size_bytes"],
+    )
+
+
+def _text(settings: Settings, text: str, index: int) -> StoredText:
     if not text.strip() or "\x00" in text:
         raise InputPartInvalid(f"input.{index}.text", "text must not be blank nor contain NUL")
     if len(text) > settings.run_max_prompt_chars:
         raise InputPartInvalid(
             f"input.{index}.text", f"text is longer than {settings.run_max_prompt_chars} characters"
         )
-    return {"type": "text", "text": text}
+    return StoredText(type="text", text=text)
 
 
 def _url(settings: Settings, url: str, index: int) -> str:
@@ -190,32 +250,30 @@ async def _public_hosts(settings: Settings, urls: list[tuple[int, str]]) -> None
 
 
 async def _found(
-    db: Database, *, account_id: int, wanted: list[tuple[int, Any, str, str]]
-) -> dict[tuple[str, str], dict[str, Any]]:
+    db: Database, *, account_id: int, wanted: list[tuple[int, FileInput | ImageInput, str, str]]
+) -> dict[tuple[str, str], _Described]:
     """What each named file or artifact of the account is: name, type, size."""
     file_ids = [value for _, _, name, value in wanted if name == "file_id"]
     artifact_ids = [value for _, _, name, value in wanted if name == "artifact_id"]
-    found: dict[tuple[str, str], dict[str, Any]] = {}
+    found: dict[tuple[str, str], _Described] = {}
     if not wanted:
         return found
     async with db.session(write=False) as session:
         for row in (
             await repository.of_ids(session, account_id=account_id, file_ids=file_ids)
         ).values():
-            found["file_id", row.id] = {
-                "filename": row.filename,
-                "content_type": row.content_type,
-                "size_bytes": row.size_bytes,
-            }
+            found["file_id", row.id] = _Described(
+                filename=row.filename, content_type=row.content_type, size_bytes=row.size_bytes
+            )
         if artifact_ids:
             query = select(
                 Artifact.id, Artifact.run_id, Artifact.name, Artifact.mime_type, Artifact.size_bytes
             ).where(Artifact.id.in_(set(artifact_ids)), Artifact.account_id == account_id)
             for artifact in (await session.execute(query)).all():
-                found["artifact_id", artifact.id] = {
-                    "run_id": artifact.run_id,
-                    "filename": artifact.name,
-                    "content_type": artifact.mime_type,
-                    "size_bytes": artifact.size_bytes,
-                }
+                found["artifact_id", artifact.id] = _Described(
+                    run_id=artifact.run_id,
+                    filename=artifact.name,
+                    content_type=artifact.mime_type,
+                    size_bytes=artifact.size_bytes,
+                )
     return found

@@ -30,6 +30,7 @@ from atrium.db.engine import Database
 from atrium.db.models import Artifact, Run
 from atrium.files import repository
 from atrium.files.image_urls import fetch_images
+from atrium.files.input_parts import StoredPart
 from atrium.files.service import bytes_of
 from atrium.files.sniffing import is_text_type
 from atrium.settings import Settings
@@ -61,7 +62,7 @@ class ModelInput:
 
 
 async def _files(
-    db: Database, settings: Settings, *, account_id: int, parts: list[dict[str, Any]]
+    db: Database, settings: Settings, *, account_id: int, parts: list[StoredPart]
 ) -> dict[str, InputFile]:
     file_ids = [part["file_id"] for part in parts if "file_id" in part]
     artifact_ids = [part["artifact_id"] for part in parts if "artifact_id" in part]
@@ -96,8 +97,9 @@ async def model_input(
     # A point read: every run's execution makes it, and most runs have no input.
     query = select(Run.input).where(Run.id == bindparam("b_run_id"))
 
-    def read(conn: Connection) -> list[dict[str, Any]] | None:
-        found: list[dict[str, Any]] | None = conn.scalar(query, {"b_run_id": run_id})
+    def read(conn: Connection) -> list[StoredPart] | None:
+        # What `input_parts.checked_input` stored, as JSON.
+        found: list[StoredPart] | None = conn.scalar(query, {"b_run_id": run_id})
         return found
 
     parts = await db.point_read(read)

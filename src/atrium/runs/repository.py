@@ -19,6 +19,7 @@ from atrium.agents.config import AgentConfig
 from atrium.db.base import Base
 from atrium.db.engine import Database
 from atrium.db.models import Artifact, Run, RunStatus, Thread
+from atrium.files.input_parts import StoredPart
 from atrium.kit.cursor import Position, older_than
 from atrium.kit.json_object import JsonObject
 from atrium.runs.events import event_store
@@ -129,7 +130,7 @@ class NewRun:
     # The agent version `agent_config` was taken from (`atrium.agents.versions`).
     agent_version: int | None = None
     # The input parts beside the prompt, files by reference (`files.input_parts`).
-    input: list[dict[str, Any]] | None = None
+    input: list[StoredPart] | None = None
 
     def attributes(self, *, status: RunStatus, last_event_seq: int) -> dict[str, Any]:
         """The `Run`'s attribute values once stored in `status`: no attempt, nothing used yet."""

@@ -32,7 +32,7 @@ from atrium.db.batcher import WriteBatcher
 from atrium.db.engine import Database
 from atrium.db.models import TERMINAL_STATUSES, Artifact, Run, RunStatus
 from atrium.errors import InvalidParameter
-from atrium.files.input_parts import checked_input
+from atrium.files.input_parts import StoredPart, checked_input
 from atrium.kit.cursor import decode_cursor, split_page
 from atrium.kit.ids import new_id
 from atrium.kit.json_depth import TOO_DEEP, too_deep
@@ -173,7 +173,7 @@ class _CheckedCreate:
     webhook_url: str | None
     idempotency: _Idempotency | None
     # The input parts as the run stores them (`files.input_parts`).
-    input: list[dict[str, Any]] | None = None
+    input: list[StoredPart] | None = None
 
 
 async def _replayed(
