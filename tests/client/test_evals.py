@@ -12,8 +12,7 @@ from typing import Any
 
 import pytest
 
-from atrium.client import Client
-from atrium.client._evals import DatasetError
+from atrium.client import Client, DatasetError
 from tests.client.conftest import Server
 
 SCHEMA = {"type": "object", "properties": {"answer": {"type": "string"}}, "required": ["answer"]}

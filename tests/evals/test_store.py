@@ -139,5 +139,8 @@ async def test_bad_input_names_the_field(client: httpx.AsyncClient, auth: dict[s
     bad_check = body([agent_id], {"c": [(agent_id, run, True)]})
     bad_check["cases"][0]["results"][0]["checks"][0]["type"] = "regex"
     assert "type" in await _refused(client, auth, bad_check)
+    judged = body([agent_id], {"c": [(agent_id, run, True)]})
+    judged["cases"][0]["results"][0]["checks"][0].update(type="judge", judge_run_id="run_nosuch")
+    assert await _refused(client, auth, judged) == "cases.0.results.0.checks.0.judge_run_id"
     assert (await client.get(EVALS, headers=auth)).json()["data"] == []
     assert (await client.post(EVALS, json=good, headers=auth)).status_code == 201

@@ -201,6 +201,9 @@ def _real_eval(case: Case, seeded: Seeded) -> None:
             first = item["results"][0]
             if isinstance(first, dict):
                 first.update(agent=seeded.agent_id, run_id=seeded.run_id)
+                for check in first.get("checks") or []:
+                    if isinstance(check, dict) and check.get("judge_run_id") is not None:
+                        check["judge_run_id"] = seeded.run_id
             item["results"] = [first]
 
 

@@ -11,6 +11,7 @@ with Client() as atrium:  # $ATRIUM_URL, $ATRIUM_API_KEY
 """
 
 from atrium.client._async import AsyncClient
+from atrium.client._evals import DatasetError
 from atrium.client._sync import Client
 from atrium.client.errors import (
     APIConnectionError,
@@ -105,6 +106,7 @@ __all__ = [
     "Client",
     "ConfigurationError",
     "ConflictError",
+    "DatasetError",
     "DeliveryPage",
     "Domain",
     "File",

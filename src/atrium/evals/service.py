@@ -76,6 +76,12 @@ def _checked(body: EvalIn, runs: dict[str, Run]) -> list[dict[str, Any]]:
                 raise EvalRefused(
                     f"{where}.run_id", f"run {run.id!r} is not a run of {result.agent!r}"
                 )
+            for k, check in enumerate(result.checks):
+                if check.judge_run_id is not None and check.judge_run_id not in runs:
+                    raise EvalRefused(
+                        f"{where}.checks.{k}.judge_run_id",
+                        f"no run with id {check.judge_run_id!r}",
+                    )
             checks = [check.model_dump() for check in result.checks]
             results.append(
                 {
@@ -109,6 +115,13 @@ def _agents(
 
 async def store(session: AsyncSession, *, account_id: int, body: EvalIn) -> Evaluation:
     run_ids = [r.run_id for case in body.cases for r in case.results]
+    run_ids += [
+        check.judge_run_id
+        for case in body.cases
+        for r in case.results
+        for check in r.checks
+        if check.judge_run_id is not None
+    ]
     runs = await repository.runs_of(session, account_id=account_id, run_ids=run_ids)
     cases = _checked(body, runs)
     agents = _agents(body, cases, runs)
