@@ -19,7 +19,6 @@ processes sweeping at once delete the same keys, and deleting a missing key is n
 
 from __future__ import annotations
 
-import asyncio
 import logging
 import re
 from collections.abc import Callable
@@ -29,6 +28,7 @@ from typing import Final
 from atrium.db.engine import Database
 from atrium.files import repository
 from atrium.files.storage import LISTING_CHUNK, TEMPORARY_PREFIX, BlobStore, store_of
+from atrium.kit.repeating import Repeating
 from atrium.kit.time import utcnow
 from atrium.settings import Settings
 
@@ -80,24 +80,19 @@ class FileSweep:
         self.settings = settings
         self.db = db
         self.now = now
-        self._task: asyncio.Task[None] | None = None
+        self._loop = Repeating(
+            "atrium-file-sweep",
+            self.sweep,
+            seconds=lambda: SWEEP_SECONDS,
+            log=log,
+            failure="sweeping file bytes without a row failed; trying again later",
+        )
 
     def start(self) -> None:
-        self._task = asyncio.create_task(self._loop(), name="atrium-file-sweep")
+        self._loop.start()
 
     async def stop(self) -> None:
-        if self._task is not None:
-            self._task.cancel()
-            await asyncio.gather(self._task, return_exceptions=True)
-            self._task = None
-
-    async def _loop(self) -> None:
-        while True:
-            try:
-                await self.sweep()
-            except Exception:  # an unreachable bucket: the next round tries again
-                log.exception("sweeping file bytes without a row failed; trying again later")
-            await asyncio.sleep(SWEEP_SECONDS)
+        await self._loop.stop()
 
     async def sweep(self) -> list[str]:
         store = store_of(self.settings)

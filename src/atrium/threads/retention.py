@@ -15,7 +15,6 @@ time, so a run created in one of them meanwhile keeps it.
 
 from __future__ import annotations
 
-import asyncio
 import logging
 from collections.abc import Callable
 from datetime import datetime, timedelta
@@ -27,6 +26,7 @@ from sqlalchemy.sql.expression import BindParameter
 
 from atrium.db.engine import Database
 from atrium.db.models import Run, Thread
+from atrium.kit.repeating import Repeating
 from atrium.kit.time import utcnow
 from atrium.observability.metrics import Metrics
 from atrium.settings import Settings
@@ -88,24 +88,19 @@ class Retention:
         self.db = db
         self.metrics = metrics
         self.now = now
-        self._task: asyncio.Task[None] | None = None
+        self._loop = Repeating(
+            "atrium-retention",
+            self.purge,
+            seconds=lambda: settings.retention_interval_seconds,
+            log=log,
+            failure="deleting expired threads failed; trying again later",
+        )
 
     def start(self) -> None:
-        self._task = asyncio.create_task(self._loop(), name="atrium-retention")
+        self._loop.start()
 
     async def stop(self) -> None:
-        if self._task is not None:
-            self._task.cancel()
-            await asyncio.gather(self._task, return_exceptions=True)
-            self._task = None
-
-    async def _loop(self) -> None:
-        while True:
-            try:
-                await self.purge()
-            except Exception:  # the next round catches up
-                log.exception("deleting expired threads failed; trying again later")
-            await asyncio.sleep(self.settings.retention_interval_seconds)
+        await self._loop.stop()
 
     async def purge(self) -> dict[str, int]:
         """Delete every expired thread, batch by batch; the rows deleted per table."""

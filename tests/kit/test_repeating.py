@@ -1,0 +1,37 @@
+"""A maintenance loop outlives a failed round and stops when told."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+
+import pytest
+
+from atrium.kit.repeating import Repeating
+
+
+async def test_a_failed_round_is_logged_and_the_next_one_runs(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    rounds: list[int] = []
+    third = asyncio.Event()
+
+    async def work() -> None:
+        rounds.append(len(rounds))
+        if len(rounds) == 1:
+            raise RuntimeError("the database is away")
+        if len(rounds) == 3:
+            third.set()
+
+    loop = Repeating(
+        "test-loop", work, seconds=lambda: 0.01, log=logging.getLogger("t"), failure="it failed"
+    )
+    loop.start()
+    await asyncio.wait_for(third.wait(), timeout=5)
+    await loop.stop()
+    ran = len(rounds)
+    await asyncio.sleep(0.05)
+    assert len(rounds) == ran  # stopped: no round after
+    assert [record.getMessage() for record in caplog.records] == ["it failed"]
+    assert caplog.records[0].exc_info is not None
+    await loop.stop()  # stopping twice is no error
