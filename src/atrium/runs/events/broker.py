@@ -110,8 +110,8 @@ class RedisBroker(Broker):
     A process subscribes only to what it uses: `events` for one that serves streams, `control`
     for one that runs workers. Every subscriber of a channel receives and decodes every message
     on it, so a worker process on the events channel paid for every event of every run of the
-    deployment, and the more workers, the more each run cost in all (issue 43, py-spy: about
-    1 ms a run with one worker, which got its own events back, 2.6 ms summed over three).
+    deployment, and the more workers, the more each run cost in all (py-spy: about 1 ms a run
+    with one worker, which got its own events back, 2.6 ms summed over three; decision 0063).
     Local readers are served directly (no round trip); messages from this process that come
     back through Redis are recognised by their origin and skipped.
     """
