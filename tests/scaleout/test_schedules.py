@@ -62,11 +62,19 @@ async def _first_firing_of_step(engine: AsyncEngine, before: int) -> None:
     raise AssertionError("no firing was written within 30 s of the clock's step")
 
 
+def _set_clock(clock: Path, moment: datetime) -> None:
+    """Replace the clock file whole: a worker reading it while `write_text` has truncated it
+    would find it empty and fall back to the system clock, firing months of missed times."""
+    staged = clock.with_suffix(".new")
+    staged.write_text(moment.isoformat())
+    staged.replace(clock)
+
+
 async def test_three_workers_and_sigkill_fire_each_time_once(
     topology: Topology, tmp_path: Path
 ) -> None:
     clock = tmp_path / "clock.txt"
-    clock.write_text(T0.isoformat())
+    _set_clock(clock, T0)
     topology.env.update(
         ATRIUM_SCHEDULE_CLOCK_FILE=str(clock),
         ATRIUM_SCHEDULE_POLL_SECONDS="0.1",
@@ -98,7 +106,7 @@ async def test_three_workers_and_sigkill_fire_each_time_once(
         try:
             for step in range(1, STEPS + 1):
                 before = await _firings_count(engine)
-                clock.write_text((T0 + timedelta(hours=step, minutes=2)).isoformat())
+                _set_clock(clock, T0 + timedelta(hours=step, minutes=2))
                 await _first_firing_of_step(engine, before)
                 victim = workers.pop(rng.randrange(len(workers)))
                 victim.kill()

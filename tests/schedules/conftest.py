@@ -27,7 +27,10 @@ class Clock:
 
     def set(self, moment: datetime | str) -> datetime:
         when = as_utc(datetime.fromisoformat(moment) if isinstance(moment, str) else moment)
-        self.path.write_text(when.isoformat())
+        # Replaced whole: a process reading a truncated file would take the system clock.
+        staged = self.path.with_suffix(".new")
+        staged.write_text(when.isoformat())
+        staged.replace(self.path)
         return when
 
 
