@@ -13,7 +13,7 @@ import secrets
 import zlib
 from collections.abc import AsyncIterator, Iterator
 from contextlib import ExitStack, contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, date, datetime
 from typing import Any
 from zoneinfo import available_timezones
@@ -56,6 +56,7 @@ from tests.reliability.conftest import (
     path_values,
     seed_account,
 )
+from tests.runs.helpers import create_run, wait_finished
 
 MAX_EXAMPLES = 40
 # The cases are derandomized: Hypothesis drew them from a digest of this test's source, which
@@ -79,6 +80,9 @@ class FuzzTarget:
     app: FastAPI
     headers: dict[str, str]
     seeded: Seeded
+    # The account's records with a run (and its artifact) in a thread of its own, for the bodies
+    # that name a run: a fuzzed DELETE of the seeded thread takes the seeded run with it.
+    kept: Seeded
 
 
 async def _target(backend: str, database_url: str, quiet_dns: DNSServer) -> FuzzTarget:
@@ -115,8 +119,14 @@ async def _target(backend: str, database_url: str, quiet_dns: DNSServer) -> Fuzz
         transport = httpx.ASGITransport(app=seeding_app)
         async with httpx.AsyncClient(transport=transport, base_url="http://testserver") as client:
             seeded = await seed_account(client, headers, "fuzz")
+            made = await create_run(client, headers, "kept run", agent_id=seeded.agent_id)
+            done = await wait_finished(client, headers, made["run_id"])
+    assert done["status"] == "completed", done
+    kept = replace(seeded, run_id=done["run_id"], artifact_id=done["artifacts"][0]["artifact_id"])
     # schemathesis drives this app from its own event-loop thread and starts its lifespan there.
-    return FuzzTarget(backend=backend, app=create_app(config), headers=headers, seeded=seeded)
+    return FuzzTarget(
+        backend=backend, app=create_app(config), headers=headers, seeded=seeded, kept=kept
+    )
 
 
 @pytest.fixture(scope="module")
@@ -434,8 +444,8 @@ def _send_to_each(case: Case, senders: list[Sender]) -> None:
         case.path_parameters.clear()
         case.path_parameters.update(generated)
         _real_ids(case, target.seeded)
-        _real_inputs(case, target.seeded)
-        _real_eval(case, target.seeded)
+        _real_inputs(case, target.kept)
+        _real_eval(case, target.kept)
         _real_versions(case)
         # Checks that send requests of their own (`ignored_auth`'s probes without the key) pick
         # the schema's transport: the ASGI one, to this app.
