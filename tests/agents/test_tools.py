@@ -20,7 +20,7 @@ from atrium.settings import Settings
 from tests.agents.test_validation import assert_invalid
 
 TOKEN = "Bearer sk-live-walrus-7781"
-PUBLIC_URL = "https://mcp.example.com/mcp"  # validated only: nothing connects to it here
+PUBLIC_URL = "https://mcp.example.test/mcp"  # validated only: nothing connects to it here
 KEY = "S1bW8pJ0Mr0rD8vY3G7wI8i3oW3ci6ZK0oDk7Q0Z5mU="
 MCP: dict[str, Any] = {"type": "mcp", "server_label": "docs", "server_url": PUBLIC_URL}
 LOOKUP: dict[str, Any] = {
@@ -54,13 +54,13 @@ BAD_TOOLS: list[tuple[Any, str]] = [
     ([mcp(server_label="")], "server_label"),
     ([mcp(server_label=7)], "server_label"),
     ([{"type": "mcp", "server_label": "docs"}], "tools[0].server_url is required"),
-    ([mcp(server_url="ftp://files.example.com/mcp")], "must be an http or https URL"),
+    ([mcp(server_url="ftp://files.example.test/mcp")], "must be an http or https URL"),
     ([mcp(server_url="not a url")], "server_url"),
-    ([mcp(server_url="https://user:pw@mcp.example.com/")], "must not carry credentials"),
+    ([mcp(server_url="https://user:pw@mcp.example.test/")], "must not carry credentials"),
     ([mcp(server_url="http://127.0.0.1:9/mcp")], "ATRIUM_ALLOW_PRIVATE_TARGETS"),
     ([mcp(server_url="http://10.1.2.3/mcp")], "not a public address"),
     ([mcp(server_url="http://localhost:8000/mcp")], "localhost"),
-    ([mcp(server_url="https://x.example.com/" + "a" * 2100)], "server_url"),
+    ([mcp(server_url="https://x.example.test/" + "a" * 2100)], "server_url"),
     ([mcp(headers=["Authorization"])], "tools[0].headers"),
     ([mcp(headers={"Authorization": 5})], "tools[0].headers.Authorization"),
     ([mcp(headers={"Host": "evil.example.com"})], "Host is set by atrium itself"),
@@ -112,7 +112,7 @@ BAD_TOOLS: list[tuple[Any, str]] = [
     ([function(parameters="{}")], "tools[0].parameters"),
     (["write_artifact", "write_artifact"], "'write_artifact' is used twice"),
     (["write_artifact", function(name="write_artifact")], "'write_artifact' is used twice"),
-    ([mcp(), mcp(server_url="https://other.example.com/mcp")], "'docs' is used twice"),
+    ([mcp(), mcp(server_url="https://other.example.test/mcp")], "'docs' is used twice"),
     ([mcp(), function(name="docs")], "'docs' is used twice"),
     ([function(name=f"f{n}") for n in range(65)], "at most 64 tools"),
     ({"write_artifact": True}, "tools must be a list"),
@@ -126,7 +126,7 @@ BAD_SCHEMAS: list[tuple[Any, str]] = [
     ({"type": "object", "properties": {"a": {"type": "nope"}}}, "is not a valid JSON Schema"),
     ({"type": "object", "required": "a"}, "is not a valid JSON Schema"),
     (
-        {"type": "object", "properties": {"a": {"$ref": "https://schemas.example.com/a.json"}}},
+        {"type": "object", "properties": {"a": {"$ref": "https://schemas.example.test/a.json"}}},
         "may only use local $ref",
     ),
     (
@@ -143,7 +143,7 @@ BAD_SCHEMAS: list[tuple[Any, str]] = [
     ),
     ({"type": "object", "description": "nul \u0000"}, "must not contain NUL characters"),
     ({"type": "object", "$schema": {}}, "names an unknown $schema"),
-    ({"type": "object", "$schema": "https://schemas.example.com/mine"}, "unknown $schema"),
+    ({"type": "object", "$schema": "https://schemas.example.test/mine"}, "unknown $schema"),
     (
         {"type": "object", "properties": {"a": {"$ref": "#/$defs/missing"}}},
         "has a $ref that points to nothing: '#/$defs/missing'",
@@ -305,7 +305,7 @@ async def test_a_put_that_sends_the_mask_back_keeps_the_stored_value(
         ([mcp(headers={"X-Other": "***"})], 'headers.X-Other is "***" but no value is stored'),
         ([mcp(server_label="new", headers={"Authorization": "***"})], "no value is stored"),
         (
-            [mcp(server_url="https://elsewhere.example.com/mcp", headers={"Authorization": "***"})],
+            [mcp(server_url="https://moved.example.test/mcp", headers={"Authorization": "***"})],
             "send the value again when server_url changes",
         ),
     ]:

@@ -44,7 +44,7 @@ def test_providers_sync(atrium: Client, slow_llm: str) -> None:
     updated = atrium.providers.update("bench", name="local", remove_api_key=True)
     assert (updated.name, updated.api_key, updated.headers) == ("local", None, {"X-Tenant": "***"})
     with pytest.raises(InvalidParameterError) as refused:
-        atrium.providers.update("local", base_url="https://elsewhere.example.com/v1")
+        atrium.providers.update("local", base_url="https://elsewhere.example.test/v1")
     assert refused.value.parameter == "headers"
     deleted = atrium.providers.delete("local")
     assert (deleted.provider_id, deleted.deleted) == (created.provider_id, True)
@@ -53,7 +53,7 @@ def test_providers_sync(atrium: Client, slow_llm: str) -> None:
 
 
 async def test_providers_async(async_atrium: AsyncClient) -> None:
-    created = await async_atrium.providers.create("vllm", "https://vllm.example.com/v1")
+    created = await async_atrium.providers.create("vllm", "https://vllm.example.test/v1")
     assert created.api_key is None
     moved = await async_atrium.providers.update(
         created.provider_id, base_url="https://vllm.example.net/v1", api_key="sk-new"
@@ -80,7 +80,7 @@ def test_providers_cli(user: Server, slow_llm: str) -> None:
     assert ran.returncode == 0, ran.stderr
     assert f"word{SLOW_WORDS}" in ran.stdout
 
-    moved = user.cli("providers", "update", "bench", "--base-url", "https://llm.example.com/v1")
+    moved = user.cli("providers", "update", "bench", "--base-url", "https://llm.example.test/v1")
     assert moved.returncode == 1 and "(parameter: --provider-key / --no-key)" in moved.stderr
     updated = user.cli("providers", "update", "bench", "--no-key", "--json")
     assert updated.returncode == 0 and json.loads(updated.stdout)["api_key"] is None

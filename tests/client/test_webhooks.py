@@ -60,7 +60,7 @@ def test_webhooks_sync(atrium: Client, receiver: Receiver) -> None:
     assert delivery.delivered_at is not None and delivery.next_attempt_at is None
 
     with pytest.raises(InvalidParameterError) as invalid:
-        atrium.webhooks.create("ftp://example.com/")
+        atrium.webhooks.create("ftp://hooks.example.test/")
     assert invalid.value.parameter == "url"
     with pytest.raises(InvalidParameterError) as invalid:
         atrium.webhooks.create(receiver.url(), events=["run.started"])

@@ -43,7 +43,7 @@ def test_a_fresh_data_directory_is_private_under_umask_022(tmp_path: Path) -> No
         key = new_account_key(env)
         created = httpx.post(
             url + "/v1/webhooks",
-            json={"url": "https://hooks.example.com/a"},
+            json={"url": "https://hooks.example.test/a"},
             headers={"Authorization": f"Bearer {key}"},
             timeout=10,
         )

@@ -88,7 +88,7 @@ async def _insert_in_clear(url: str, endpoint_secret: str, run_secret: str) -> N
             sa.insert(_endpoints).values(
                 id="wh_old",
                 account_id=account,
-                url="https://hooks.example.com/old",
+                url="https://hooks.example.test/old",
                 events=["run.completed"],
                 secret=endpoint_secret,
                 created_at=now,
@@ -110,7 +110,7 @@ async def _insert_in_clear(url: str, endpoint_secret: str, run_secret: str) -> N
                 status="completed",
                 prompt="hello",
                 metadata={},
-                webhook_url="https://hooks.example.com/own",
+                webhook_url="https://hooks.example.test/own",
                 webhook_secret=run_secret,
                 attempts=1,
                 cancel_requested=False,

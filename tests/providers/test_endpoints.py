@@ -23,7 +23,7 @@ KEY = "S1bW8pJ0Mr0rD8vY3G7wI8i3oW3ci6ZK0oDk7Q0Z5mU="
 API_KEY = "sk-walrus-secret-7781"
 TENANT = "tenant-hush-42"
 # Validated only: nothing connects to it here.
-BASE_URL = "https://llm.example.com/v1"
+BASE_URL = "https://llm.example.test/v1"
 
 
 @pytest.fixture
@@ -74,7 +74,7 @@ async def test_create_list_get_update_delete(
     assert created["api_key"] == "***"
     assert created["headers"] == {"X-Tenant": "***", "OpenAI-Organization": "***"}
     assert created["created_at"].endswith("Z") and created["updated_at"].endswith("Z")
-    plain = await _create(client, auth, name="vllm", base_url="http://vllm.example.com:8000/v1")
+    plain = await _create(client, auth, name="vllm", base_url="http://vllm.example.test:8000/v1")
     assert (plain["api_key"], plain["headers"]) == (None, {})
 
     listed = await client.get(PROVIDERS, headers=auth)
@@ -199,11 +199,11 @@ async def test_a_put_keeps_masked_secrets_only_for_the_same_base_url(
         ({"name": "ollama"}, "base_url"),
         ({"name": "ollama", "base_url": None}, "base_url"),
         ({"name": "ollama", "base_url": ""}, "base_url"),
-        ({"name": "ollama", "base_url": "llm.example.com/v1"}, "base_url"),
-        ({"name": "ollama", "base_url": "ftp://llm.example.com/v1"}, "base_url"),
-        ({"name": "ollama", "base_url": "https://user:pw@llm.example.com/v1"}, "base_url"),
-        ({"name": "ollama", "base_url": "https://llm.example.com/\u0000"}, "base_url"),
-        ({"name": "ollama", "base_url": "https://llm.example.com/" + "a" * 2048}, "base_url"),
+        ({"name": "ollama", "base_url": "llm.example.test/v1"}, "base_url"),
+        ({"name": "ollama", "base_url": "ftp://llm.example.test/v1"}, "base_url"),
+        ({"name": "ollama", "base_url": "https://user:pw@llm.example.test/v1"}, "base_url"),
+        ({"name": "ollama", "base_url": "https://llm.example.test/\u0000"}, "base_url"),
+        ({"name": "ollama", "base_url": "https://llm.example.test/" + "a" * 2048}, "base_url"),
         ({"name": "ollama", "base_url": "http://127.0.0.1:11434/v1"}, "base_url"),
         ({"name": "ollama", "base_url": "http://localhost:11434/v1"}, "base_url"),
         ({"name": "ollama", "base_url": "http://10.0.0.5/v1"}, "base_url"),

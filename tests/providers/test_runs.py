@@ -271,9 +271,9 @@ async def test_an_accounts_provider_connects_only_to_public_addresses(
 ) -> None:
     """A name is judged when connecting, by the address it resolves to then (the server is
     on loopback, so refused: ATRIUM_ALLOW_PRIVATE_TARGETS is off here)."""
-    quiet_dns.records["models.example.com"] = {"A": ["127.0.0.1"]}
+    quiet_dns.records["models.example.test"] = {"A": ["127.0.0.1"]}
     try:
-        url = f"http://models.example.com:{alpha.port}/v1"
+        url = f"http://models.example.test:{alpha.port}/v1"
         await _provider(client, auth, name="alpha", base_url=url, api_key="sk-alpha")
         agent_id = await make_agent(model="openai-compatible:alpha/llama3.2", tools=[])
         done = await _run(client, auth, agent_id=agent_id)
@@ -281,7 +281,7 @@ async def test_an_accounts_provider_connects_only_to_public_addresses(
         quiet_dns.reset()
     assert done["status"] == "failed"
     assert done["error"]["code"] == "MODEL_UNAVAILABLE"
-    assert "models.example.com (127.0.0.1) is not a public address" in done["error"]["message"]
+    assert "models.example.test (127.0.0.1) is not a public address" in done["error"]["message"]
     assert "ATRIUM_ALLOW_PRIVATE_TARGETS=true allows it" in done["error"]["message"]
     assert alpha.requests == []
 
@@ -296,18 +296,18 @@ async def test_a_name_is_looked_up_through_atriums_resolver(
     quiet_dns: DNSServer,
     alpha: Server,
 ) -> None:
-    quiet_dns.records["models.example.com"] = {"A": ["127.0.0.1"]}
+    quiet_dns.records["models.example.test"] = {"A": ["127.0.0.1"]}
     try:
-        url = f"http://models.example.com:{alpha.port}/v1"
+        url = f"http://models.example.test:{alpha.port}/v1"
         await _provider(client, auth, name="alpha", base_url=url)
         agent_id = await make_agent(model="openai-compatible:alpha/llama3.2", tools=[])
         done = await _run(client, auth, agent_id=agent_id)
-        asked = quiet_dns.asked("models.example.com")
+        asked = quiet_dns.asked("models.example.test")
     finally:
         quiet_dns.reset()
     assert done["status"] == "completed", done
     assert "A" in asked
-    assert alpha.headers[0]["host"] == f"models.example.com:{alpha.port}"
+    assert alpha.headers[0]["host"] == f"models.example.test:{alpha.port}"
 
 
 @pytest.mark.parametrize(

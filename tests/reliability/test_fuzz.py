@@ -188,7 +188,7 @@ def _real_inputs(case: Case, seeded: Seeded) -> None:
         for name in ("file_id", "artifact_id", "url"):
             part.pop(name, None)
         if part.get("type") == "image":
-            part["url"] = "https://images.example.com/seeded.png"
+            part["url"] = "https://images.example.test/seeded.png"
         else:
             part["artifact_id"] = seeded.artifact_id
 

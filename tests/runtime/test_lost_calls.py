@@ -28,7 +28,7 @@ def _server(label: str = "shop", idempotent: Any = False) -> McpServerTool:
         {
             "type": "mcp",
             "server_label": label,
-            "server_url": "https://mcp.example.com/mcp",
+            "server_url": "https://mcp.example.test/mcp",
             "idempotent": idempotent,
         }
     )

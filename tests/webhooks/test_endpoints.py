@@ -15,7 +15,7 @@ HOOKS = "/v1/webhooks"
 
 async def _create(client: httpx.AsyncClient, auth: dict[str, str], **body: Any) -> dict[str, Any]:
     response = await client.post(
-        HOOKS, json={"url": "https://hooks.example.com/a", **body}, headers=auth
+        HOOKS, json={"url": "https://hooks.example.test/a", **body}, headers=auth
     )
     assert response.status_code == 201, response.text
     created: dict[str, Any] = response.json()
@@ -25,11 +25,11 @@ async def _create(client: httpx.AsyncClient, auth: dict[str, str], **body: Any) 
 async def test_create_list_get_delete(client: httpx.AsyncClient, auth: dict[str, str]) -> None:
     first = await _create(client, auth)
     assert first["webhook_id"].startswith("wh_")
-    assert first["url"] == "https://hooks.example.com/a"
+    assert first["url"] == "https://hooks.example.test/a"
     assert first["events"] == ["run.completed", "run.failed", "run.cancelled"]
     assert first["secret"].startswith("whsec_") and len(first["secret"]) == 6 + 32
     assert first["created_at"].endswith("Z")
-    second = await _create(client, auth, url="http://hooks.example.com/b", events=["run.failed"])
+    second = await _create(client, auth, url="http://hooks.example.test/b", events=["run.failed"])
     assert second["events"] == ["run.failed"]
     assert second["secret"] != first["secret"]
 
@@ -64,23 +64,23 @@ async def test_create_list_get_delete(client: httpx.AsyncClient, auth: dict[str,
         ({"url": None}, "url"),
         ({"url": 5}, "url"),
         ({"url": ""}, "url"),
-        ({"url": "hooks.example.com/no-scheme"}, "url"),
-        ({"url": "ftp://hooks.example.com/"}, "url"),
+        ({"url": "hooks.example.test/no-scheme"}, "url"),
+        ({"url": "ftp://hooks.example.test/"}, "url"),
         ({"url": "javascript:alert(1)"}, "url"),
         ({"url": "file:///etc/passwd"}, "url"),
         ({"url": "http://"}, "url"),
         ({"url": "http:///path"}, "url"),
-        ({"url": "https://hooks.example.com:99999/"}, "url"),
-        ({"url": "https://user:pw@hooks.example.com/"}, "url"),
-        ({"url": "https://hooks.example.com/a b"}, "url"),
-        ({"url": "https://hooks.example.com/\u0000"}, "url"),
-        ({"url": "https://hooks.example.com/" + "a" * 2048}, "url"),
-        ({"url": "https://hooks.example.com/", "events": []}, "events"),
-        ({"url": "https://hooks.example.com/", "events": ["run.started"]}, "events"),
-        ({"url": "https://hooks.example.com/", "events": ["run.failed", "run.failed"]}, "events"),
-        ({"url": "https://hooks.example.com/", "events": "run.failed"}, "events"),
-        ({"url": "https://hooks.example.com/", "events": [1]}, "events.0"),
-        ({"url": "https://hooks.example.com/", "secret": "mine"}, "secret"),
+        ({"url": "https://hooks.example.test:99999/"}, "url"),
+        ({"url": "https://user:pw@hooks.example.test/"}, "url"),
+        ({"url": "https://hooks.example.test/a b"}, "url"),
+        ({"url": "https://hooks.example.test/\u0000"}, "url"),
+        ({"url": "https://hooks.example.test/" + "a" * 2048}, "url"),
+        ({"url": "https://hooks.example.test/", "events": []}, "events"),
+        ({"url": "https://hooks.example.test/", "events": ["run.started"]}, "events"),
+        ({"url": "https://hooks.example.test/", "events": ["run.failed", "run.failed"]}, "events"),
+        ({"url": "https://hooks.example.test/", "events": "run.failed"}, "events"),
+        ({"url": "https://hooks.example.test/", "events": [1]}, "events.0"),
+        ({"url": "https://hooks.example.test/", "secret": "mine"}, "secret"),
     ],
 )
 async def test_invalid_bodies_are_400_naming_the_parameter(
@@ -142,7 +142,7 @@ async def test_public_names_are_accepted_by_default(
     client: httpx.AsyncClient, auth: dict[str, str]
 ) -> None:
     # No lookup at registration: a name is checked on every attempt, where it resolves then.
-    await _create(client, auth, url="https://hooks.example.com:8443/path?q=1")
+    await _create(client, auth, url="https://hooks.example.test:8443/path?q=1")
     await _create(client, auth, url="http://93.184.216.34/hook")
 
 
@@ -152,7 +152,7 @@ async def test_the_number_of_endpoints_is_capped(
 ) -> None:
     await _create(client, auth)
     await _create(client, auth)
-    response = await client.post(HOOKS, json={"url": "https://hooks.example.com/"}, headers=auth)
+    response = await client.post(HOOKS, json={"url": "https://hooks.example.test/"}, headers=auth)
     assert response.status_code == 400
     assert response.json()["error"]["details"]["parameter"] == "url"
     other = bearer((await make_key()).key)  # the cap is per account
@@ -202,7 +202,7 @@ async def test_delivery_listing_bounds(
 async def test_a_run_webhook_url_is_validated(
     client: httpx.AsyncClient, auth: dict[str, str]
 ) -> None:
-    for url in ("ftp://hooks.example.com/", "not a url", 7, "http://"):
+    for url in ("ftp://hooks.example.test/", "not a url", 7, "http://"):
         response = await client.post(RUNS, json={"prompt": "hi", "webhook_url": url}, headers=auth)
         assert response.status_code == 400, (url, response.text)
         assert response.json()["error"]["details"]["parameter"] == "webhook_url"
@@ -213,10 +213,10 @@ async def test_a_run_webhook_url_is_validated(
     [
         "http://xn--/x",
         "http://xn--a.xn--/",
-        "https://xn--zz.example.com/",
-        "https://hooks.xn--zz.example.com/",
+        "https://xn--zz.example.test/",
+        "https://hooks.xn--zz.example.test/",
         "http://a..b/",
-        "https://" + "a" * 64 + ".example.com/",
+        "https://" + "a" * 64 + ".example.test/",
     ],
 )
 async def test_a_malformed_host_is_a_400_naming_the_parameter(
