@@ -4,7 +4,6 @@ so a stored eval says what the runs cost, whatever the client claims."""
 
 from __future__ import annotations
 
-import re
 import statistics
 from dataclasses import dataclass
 from typing import Any, Final
@@ -16,18 +15,10 @@ from atrium.evals import repository
 from atrium.evals.errors import EvalNotFound, EvalRefused
 from atrium.evals.schemas import EvalIn
 from atrium.kit.cursor import decode_cursor, split_page
-from atrium.kit.ids import new_id
+from atrium.kit.ids import known_id, new_id
 from atrium.kit.time import as_utc, utcnow
 
 MICRO: Final = 1_000_000
-# What `new_id` makes; any other id (a NUL in it: PostgreSQL refuses it) names no eval.
-_ID = re.compile(r"^[A-Za-z0-9_-]{1,40}$")
-
-
-def _known(eval_id: str) -> str:
-    if not _ID.match(eval_id):
-        raise EvalNotFound(eval_id)
-    return eval_id
 
 
 @dataclass(frozen=True, slots=True)
@@ -140,7 +131,9 @@ async def store(session: AsyncSession, *, account_id: int, body: EvalIn) -> Eval
 
 
 async def get(session: AsyncSession, *, account_id: int, eval_id: str) -> Evaluation:
-    found = await repository.get(session, account_id=account_id, eval_id=_known(eval_id))
+    found = await repository.get(
+        session, account_id=account_id, eval_id=known_id(eval_id, EvalNotFound)
+    )
     if found is None:
         raise EvalNotFound(eval_id)
     return found
@@ -156,7 +149,9 @@ async def list_evals(
 
 
 async def delete(session: AsyncSession, *, account_id: int, eval_id: str) -> str:
-    if not await repository.remove(session, account_id=account_id, eval_id=_known(eval_id)):
+    if not await repository.remove(
+        session, account_id=account_id, eval_id=known_id(eval_id, EvalNotFound)
+    ):
         raise EvalNotFound(eval_id)
     return eval_id
 

@@ -10,7 +10,6 @@ size), never its bytes: the worker reads them when it executes the run.
 from __future__ import annotations
 
 import asyncio
-import re
 from collections.abc import Callable
 from typing import Annotated, Any, Literal, NotRequired, TypedDict, final
 
@@ -22,14 +21,13 @@ from atrium.db.models import Artifact
 from atrium.files import repository
 from atrium.files.errors import InputPartInvalid
 from atrium.files.image_urls import refuse_private_host
+from atrium.kit.ids import ID_PATTERN, looks_like_id
 from atrium.kit.wire_schemas import NOT_BLANK_WITHOUT_NUL, PUBLIC_URL
 from atrium.outbound.public_targets import SETTING, TargetRefused, check_url
 from atrium.outbound.resolver import Resolver
 from atrium.settings import Settings
 
 MAX_PARTS = 16
-_ID_PATTERN = r"^[A-Za-z0-9_-]{1,40}$"
-_ID = re.compile(_ID_PATTERN)
 
 
 def _exactly_one(*names: str) -> Callable[[dict[str, Any]], None]:
@@ -40,7 +38,7 @@ def _exactly_one(*names: str) -> Callable[[dict[str, Any]], None]:
         properties = schema["properties"]
         for name in names:
             shown = {"type": "string", "description": properties[name].get("description", "")}
-            properties[name] = shown | (PUBLIC_URL if name == "url" else {"pattern": _ID_PATTERN})
+            properties[name] = shown | (PUBLIC_URL if name == "url" else {"pattern": ID_PATTERN})
         schema["oneOf"] = [{"required": [name]} for name in names]
 
     return amend
@@ -166,7 +164,7 @@ async def checked_input(
             stored.append(StoredImageUrl(type="image", url=_url(settings, value, index)))
             urls.append((index, value))
             continue
-        if not _ID.match(value):
+        if not looks_like_id(value):
             raise InputPartInvalid(
                 f"input.{index}.{name}", f"no {name[:-3]} with id {value[:40]!r}"
             )

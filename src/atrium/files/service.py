@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import contextlib
 import logging
-import re
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 
@@ -19,20 +18,12 @@ from atrium.files.sniffing import Mismatch, allowed, sniffed_type
 from atrium.files.storage import store_of
 from atrium.files.upload import Upload, read_upload
 from atrium.kit.cursor import decode_cursor, split_page
-from atrium.kit.ids import new_id
+from atrium.kit.ids import known_id, new_id
 from atrium.kit.time import utcnow
 from atrium.settings import Settings
 
 log = logging.getLogger("atrium.files")
 DATABASE = "database"
-# What `new_id` makes; any other id (a NUL in it: PostgreSQL refuses it) names no file.
-_ID = re.compile(r"^[A-Za-z0-9_-]{1,40}$")
-
-
-def _known(file_id: str) -> str:
-    if not _ID.match(file_id):
-        raise FileNotFound(file_id)
-    return file_id
 
 
 @dataclass(frozen=True, slots=True)
@@ -102,7 +93,9 @@ async def _stored(
 
 async def get_file(db: Database, *, account_id: int, file_id: str) -> StoredFile:
     async with db.session(write=False) as session:
-        found = await repository.get(session, account_id=account_id, file_id=_known(file_id))
+        found = await repository.get(
+            session, account_id=account_id, file_id=known_id(file_id, FileNotFound)
+        )
     if found is None:
         raise FileNotFound(file_id)
     return found
@@ -122,7 +115,7 @@ async def content_chunks(
     """The file and its bytes, in chunks (from the database: one chunk)."""
     async with db.session(write=False) as session:
         found = await repository.get(
-            session, account_id=account_id, file_id=_known(file_id), content=True
+            session, account_id=account_id, file_id=known_id(file_id, FileNotFound), content=True
         )
     if found is None:
         raise FileNotFound(file_id)
@@ -149,7 +142,9 @@ async def delete_file(db: Database, settings: Settings, *, account_id: int, file
     """Delete the row, then the bytes: a crash between the two leaves bytes nobody can reach,
     never a row without its bytes."""
     async with db.transaction() as session:
-        found = await repository.remove(session, account_id=account_id, file_id=_known(file_id))
+        found = await repository.remove(
+            session, account_id=account_id, file_id=known_id(file_id, FileNotFound)
+        )
     if found is None:
         raise FileNotFound(file_id)
     if found.storage != DATABASE:

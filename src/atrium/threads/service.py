@@ -18,12 +18,12 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from atrium.db.engine import Database
 from atrium.db.models import CancelReason, RunStatus, Thread, ThreadSummary
 from atrium.kit.cursor import decode_cursor, split_page
-from atrium.kit.ids import new_id
+from atrium.kit.ids import known_id, looks_like_id, new_id
 from atrium.kit.time import utcnow
 from atrium.providers.targets import target_of
 from atrium.runs import lifecycle
 from atrium.runs.api.errors import ThreadBusy, ThreadNotFound
-from atrium.runs.api.service import MAX_ID_LENGTH, checked_metadata
+from atrium.runs.api.service import checked_metadata
 from atrium.runs.events.broker import Broker
 from atrium.settings import Settings
 from atrium.threads import conversation, deletion, repository
@@ -38,8 +38,6 @@ from atrium.threads.schemas import ThreadCreate, ThreadFork
 if TYPE_CHECKING:
     from atrium.runtime.executor import Runtime
 
-# What `kit.ids.new_id` makes; anything else is unknown without a query.
-_ID: Final = re.compile(rf"^[A-Za-z0-9_-]{{1,{MAX_ID_LENGTH}}}$")
 # `metadata[key]=value` filters of the list.
 _METADATA_FILTER: Final = re.compile(r"^metadata\[(.*)\]$", re.DOTALL)
 MAX_METADATA_FILTERS: Final = 8
@@ -113,10 +111,8 @@ def metadata_filters(query: Iterable[tuple[str, str]]) -> dict[str, str]:
 
 
 async def get_thread(session: AsyncSession, *, account_id: int, thread_id: str) -> Thread:
-    thread = (
-        await repository.thread_of_account(session, account_id=account_id, thread_id=thread_id)
-        if _ID.match(thread_id)
-        else None
+    thread = await repository.thread_of_account(
+        session, account_id=account_id, thread_id=known_id(thread_id, ThreadNotFound)
     )
     if thread is None:
         raise ThreadNotFound(thread_id)
@@ -162,7 +158,7 @@ async def list_threads(
 ) -> ThreadPage:
     """A page of the account's threads, newest first, and the cursor of the next page."""
     before = decode_cursor(cursor) if cursor else None
-    if agent_id is not None and not _ID.match(agent_id):
+    if agent_id is not None and not looks_like_id(agent_id):
         return ThreadPage([], None)  # no run has such an agent
     rows = await repository.list_threads(
         session,
@@ -233,10 +229,8 @@ async def _fork_point(
     if run_id is None:
         runs = await repository.runs_in_history(session, thread_id=thread.id)
         return None if not runs else (runs[-1].created_at, runs[-1].id)
-    found = (
-        await repository.history_position(session, thread_id=thread.id, run_id=run_id)
-        if _ID.match(run_id)
-        else None
+    found = await repository.history_position(
+        session, thread_id=thread.id, run_id=known_id(run_id, ForkPointNotInHistory)
     )
     if found is None:
         raise ForkPointNotInHistory(run_id)

@@ -7,7 +7,6 @@ runs/lifecycle/run_queue.py).
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
@@ -30,13 +29,12 @@ from sqlalchemy.orm import Session
 
 from atrium.db.models import Run, WebhookDelivery, WebhookEndpoint
 from atrium.kit.cursor import Position, older_than
+from atrium.kit.ids import looks_like_id
 
 _ENDPOINTS = cast(Table, WebhookEndpoint.__table__)
 _DELIVERIES = cast(Table, WebhookDelivery.__table__)
 _RUNS = cast(Table, Run.__table__)
 DELIVERY_PAYLOAD = _DELIVERIES.c.payload
-# What `new_id` makes; anything else cannot name a record (and never reaches the database).
-ID_PATTERN: Final = re.compile(r"^[A-Za-z0-9_-]{1,40}$")
 
 
 # --- endpoints ----------------------------------------------------------------------------------
@@ -60,7 +58,7 @@ async def list_endpoints(session: AsyncSession, *, account_id: int) -> Sequence[
 async def get_endpoint(
     session: AsyncSession, *, account_id: int, webhook_id: str
 ) -> WebhookEndpoint | None:
-    if not ID_PATTERN.match(webhook_id):
+    if not looks_like_id(webhook_id):
         return None
     return await session.scalar(
         select(WebhookEndpoint).where(

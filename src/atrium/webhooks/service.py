@@ -10,7 +10,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from atrium.db.models import WebhookDelivery, WebhookEndpoint
 from atrium.errors import InvalidParameter
 from atrium.kit.cursor import decode_cursor, split_page
-from atrium.kit.ids import new_id
+from atrium.kit.ids import looks_like_id, new_id
 from atrium.kit.time import utcnow
 from atrium.outbound.public_targets import TargetRefused, check_url
 from atrium.secrets_at_rest import SecretBox
@@ -112,7 +112,7 @@ async def list_deliveries(
     before = decode_cursor(cursor) if cursor else None
     if webhook_id is not None:
         await get_webhook(session, account_id=account_id, webhook_id=webhook_id)
-    if run_id is not None and not repository.ID_PATTERN.match(run_id):
+    if run_id is not None and not looks_like_id(run_id):
         return [], None
     rows = await repository.list_deliveries(
         session,

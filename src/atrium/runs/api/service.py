@@ -10,7 +10,6 @@ from __future__ import annotations
 import functools
 import hashlib
 import json
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -34,7 +33,7 @@ from atrium.db.models import TERMINAL_STATUSES, Artifact, Run, RunStatus
 from atrium.errors import InvalidParameter
 from atrium.files.input_parts import StoredPart, checked_input
 from atrium.kit.cursor import decode_cursor, split_page
-from atrium.kit.ids import new_id
+from atrium.kit.ids import known_id, looks_like_id, new_id
 from atrium.kit.json_depth import TOO_DEEP, too_deep
 from atrium.kit.json_object import JsonObject
 from atrium.kit.time import utcnow
@@ -63,9 +62,6 @@ from atrium.webhooks import signing
 from atrium.webhooks.service import checked_url
 
 MAX_IDEMPOTENCY_KEY = 200
-MAX_ID_LENGTH = 40
-# What `new_id` makes; anything else (NUL, surrogates: PostgreSQL refuses them) is unknown.
-_ID = re.compile(rf"^[A-Za-z0-9_-]{{1,{MAX_ID_LENGTH}}}$")
 _STATUSES = tuple(RunStatus)
 
 
@@ -391,10 +387,8 @@ async def _thread_for_run(
     if thread_id is None:
         thread = NewThread(id=new_id("thr"), account_id=account_id, created_at=now)
         return _RunThread(thread.id, thread)
-    found = (
-        await repository.thread_id_of_account(db, account_id=account_id, thread_id=thread_id)
-        if _ID.match(thread_id)
-        else None
+    found = await repository.thread_id_of_account(
+        db, account_id=account_id, thread_id=known_id(thread_id, ThreadNotFound)
     )
     if found is None:
         raise ThreadNotFound(thread_id)
@@ -462,10 +456,8 @@ async def _create_default_agent(db: Database, *, account_id: int, model: str) ->
 
 
 async def get_run(session: AsyncSession, *, account_id: int, run_id: str) -> Run:
-    run = (
-        await repository.get_run(session, account_id=account_id, run_id=run_id)
-        if _ID.match(run_id)
-        else None
+    run = await repository.get_run(
+        session, account_id=account_id, run_id=known_id(run_id, RunNotFound)
     )
     if run is None:
         raise RunNotFound(run_id)
@@ -474,10 +466,8 @@ async def get_run(session: AsyncSession, *, account_id: int, run_id: str) -> Run
 
 async def visible_run_id(db: Database, *, account_id: int, run_id: str) -> str:
     """Point read: `run_id` if the account owns such a run."""
-    found = (
-        await repository.run_id_of_account(db, account_id=account_id, run_id=run_id)
-        if _ID.match(run_id)
-        else None
+    found = await repository.run_id_of_account(
+        db, account_id=account_id, run_id=known_id(run_id, RunNotFound)
     )
     if found is None:
         raise RunNotFound(run_id)
@@ -493,12 +483,8 @@ async def run_view(session: AsyncSession, *, account_id: int, run_id: str) -> Ru
 
 async def shown_run(db: Database, *, account_id: int, run_id: str) -> RunView:
     """`run_view` as point reads (no session): what `GET /agent/runs/{run_id}` shows."""
-    found = (
-        await repository.run_with_artifacts(
-            db, account_id=account_id, run_id=run_id, finished=TERMINAL_STATUSES
-        )
-        if _ID.match(run_id)
-        else None
+    found = await repository.run_with_artifacts(
+        db, account_id=account_id, run_id=known_id(run_id, RunNotFound), finished=TERMINAL_STATUSES
     )
     if found is None:
         raise RunNotFound(run_id)
@@ -568,7 +554,8 @@ async def list_runs(
         raise InvalidParameter("status", f"status must be one of {', '.join(_STATUSES)}")
     before = decode_cursor(cursor) if cursor else None
     if any(
-        value is not None and not _ID.match(value) for value in (agent_id, thread_id, schedule_id)
+        value is not None and not looks_like_id(value)
+        for value in (agent_id, thread_id, schedule_id)
     ):
         return RunPage([], None)  # no run has such an agent, thread or schedule
     rows = await repository.list_runs(
@@ -604,10 +591,8 @@ async def get_artifact(
     session: AsyncSession, *, account_id: int, run_id: str, artifact_id: str
 ) -> Artifact:
     run = await get_run(session, account_id=account_id, run_id=run_id)
-    artifact = (
-        await repository.get_artifact(session, run_id=run.id, artifact_id=artifact_id)
-        if _ID.match(artifact_id)
-        else None
+    artifact = await repository.get_artifact(
+        session, run_id=run.id, artifact_id=known_id(artifact_id, ArtifactNotFound)
     )
     if artifact is None:
         raise ArtifactNotFound(artifact_id)
