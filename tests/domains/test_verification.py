@@ -12,27 +12,14 @@ from typing import Any
 import httpx
 import pytest
 
-from tests.dns_server import DNSServer
+from tests.dns_server import DNSServer, module_dns, shared_dns
 from tests.domains.conftest import PUBLIC_URL
+
+__all__ = ["module_dns", "shared_dns"]
 
 DOMAINS = "/api/v1/domains"
 CHALLENGE = "_atrium-challenge.shop.test"
 ERRORS = {"txt_missing", "txt_mismatch", "address_mismatch", "dns_timeout", "dns_error"}
-
-
-@pytest.fixture(scope="module")
-def module_dns() -> Iterator[DNSServer]:
-    server = DNSServer().start()
-    yield server
-    server.stop()
-
-
-@pytest.fixture
-def dns_server(module_dns: DNSServer) -> DNSServer:
-    """The module's DNS server, emptied (its address is in the app's settings: one server for
-    the module keeps one app for the module)."""
-    module_dns.reset()
-    return module_dns
 
 
 @pytest.fixture(scope="module")
@@ -58,12 +45,12 @@ def silent() -> bool:
 
 @pytest.fixture
 def settings_overrides(
-    dns_server: DNSServer, silent_nameserver: str, silent: bool, verify_target: list[str]
+    shared_dns: DNSServer, silent_nameserver: str, silent: bool, verify_target: list[str]
 ) -> dict[str, object]:
     overrides: dict[str, object] = {
         "rate_limit_standard": "1000000/hour",
         "public_url": PUBLIC_URL,
-        "dns_nameservers": [dns_server.address],
+        "dns_nameservers": [shared_dns.address],
         "domain_verify_target": verify_target,
     }
     if silent:
@@ -103,7 +90,7 @@ async def test_a_new_domain_says_what_to_publish_and_was_never_checked(
 
 
 async def test_no_record_is_txt_missing_and_the_check_is_kept(
-    client: httpx.AsyncClient, auth: dict[str, str], dns_server: DNSServer
+    client: httpx.AsyncClient, auth: dict[str, str], shared_dns: DNSServer
 ) -> None:
     domain = await _store(client, auth, "shop.test")
     before = datetime.now(UTC)
@@ -120,22 +107,22 @@ async def test_no_record_is_txt_missing_and_the_check_is_kept(
     assert listed == [checked]
 
     # The name exists but has no TXT record there: missing all the same.
-    dns_server.records[CHALLENGE] = {"A": ["127.0.0.1"]}
+    shared_dns.records[CHALLENGE] = {"A": ["127.0.0.1"]}
     again = await _verify(client, auth, domain["id"])
     assert again["verification"]["last_error"] == "txt_missing"
     assert again["verification"]["checked_at"] > checked["verification"]["checked_at"]
 
 
 async def test_a_wrong_token_is_txt_mismatch_then_the_right_one_verifies(
-    client: httpx.AsyncClient, auth: dict[str, str], dns_server: DNSServer
+    client: httpx.AsyncClient, auth: dict[str, str], shared_dns: DNSServer
 ) -> None:
     domain = await _store(client, auth, "shop.test")
     token = domain["verification"]["txt_value"]
-    dns_server.records[CHALLENGE] = {"TXT": ["v=spf1 -all", token[:-1]]}
+    shared_dns.records[CHALLENGE] = {"TXT": ["v=spf1 -all", token[:-1]]}
     wrong = await _verify(client, auth, domain["id"])
     assert (wrong["verified"], wrong["verification"]["last_error"]) == (False, "txt_mismatch")
 
-    dns_server.records[CHALLENGE] = {"TXT": ["v=spf1 -all", token]}
+    shared_dns.records[CHALLENGE] = {"TXT": ["v=spf1 -all", token]}
     right = await _verify(client, auth, domain["id"])
     assert right["verified"] is True
     assert right["verification"]["last_error"] is None
@@ -145,34 +132,34 @@ async def test_a_wrong_token_is_txt_mismatch_then_the_right_one_verifies(
     assert served.status_code == 302
 
     # Verified for good: no lookup, and the check that verified it stays the last one.
-    asked = len(dns_server.queries)
-    dns_server.records.clear()
+    asked = len(shared_dns.queries)
+    shared_dns.records.clear()
     later = await _verify(client, auth, domain["id"])
     assert later["verified"] is True and later["verification"]["checked_at"] == checked_at
-    assert len(dns_server.queries) == asked
+    assert len(shared_dns.queries) == asked
 
 
 async def test_a_server_failure_is_dns_error(
-    client: httpx.AsyncClient, auth: dict[str, str], dns_server: DNSServer
+    client: httpx.AsyncClient, auth: dict[str, str], shared_dns: DNSServer
 ) -> None:
     domain = await _store(client, auth, "shop.test")
-    dns_server.failing.add(CHALLENGE)
+    shared_dns.failing.add(CHALLENGE)
     checked = await _verify(client, auth, domain["id"])
     assert checked["verification"]["last_error"] == "dns_error"
 
 
 @pytest.mark.parametrize("verify_target", [["deploy.test"]])
 async def test_the_address_proof_says_when_the_name_points_elsewhere(
-    client: httpx.AsyncClient, auth: dict[str, str], dns_server: DNSServer
+    client: httpx.AsyncClient, auth: dict[str, str], shared_dns: DNSServer
 ) -> None:
-    dns_server.records["deploy.test"] = {"A": ["127.0.0.7"]}
-    dns_server.records["elsewhere.test"] = {"A": ["127.0.0.8"]}
-    dns_server.records["here.test"] = {"CNAME": ["deploy.test"]}
+    shared_dns.records["deploy.test"] = {"A": ["127.0.0.7"]}
+    shared_dns.records["elsewhere.test"] = {"A": ["127.0.0.8"]}
+    shared_dns.records["here.test"] = {"CNAME": ["deploy.test"]}
     elsewhere = await _store(client, auth, "elsewhere.test")
     checked = await _verify(client, auth, elsewhere["id"])
     assert checked["verification"]["last_error"] == "address_mismatch"
     # A TXT record with the wrong token says more about what the owner tried.
-    dns_server.records["_atrium-challenge.elsewhere.test"] = {"TXT": ["not-the-token"]}
+    shared_dns.records["_atrium-challenge.elsewhere.test"] = {"TXT": ["not-the-token"]}
     checked = await _verify(client, auth, elsewhere["id"])
     assert checked["verification"]["last_error"] == "txt_mismatch"
     # A name with no address and no record: the record is what is missing.

@@ -7,33 +7,18 @@ from __future__ import annotations
 
 import gzip
 import json
-from collections.abc import Iterator
 
 import httpx
 import pytest
 
-from tests.dns_server import DNSServer
+from tests.dns_server import DNSServer, module_dns, shared_dns
 from tests.files.helpers import png, refused
 from tests.files.image_host import Answer, ImageHost, image_host
 from tests.runs.helpers import RUNS, create_run, wait_finished
 
-__all__ = ["image_host"]
+__all__ = ["image_host", "module_dns", "shared_dns"]
 
 HOST = "images.test"
-
-
-@pytest.fixture(scope="module")
-def module_dns() -> Iterator[DNSServer]:
-    server = DNSServer().start()
-    yield server
-    server.stop()
-
-
-@pytest.fixture
-def dns_server(module_dns: DNSServer) -> DNSServer:
-    """The module's DNS server, emptied (one server keeps one app per configuration)."""
-    module_dns.reset()
-    return module_dns
 
 
 @pytest.fixture
@@ -42,9 +27,9 @@ def allow_private() -> bool:
 
 
 @pytest.fixture
-def settings_overrides(dns_server: DNSServer, allow_private: bool) -> dict[str, object]:
+def settings_overrides(shared_dns: DNSServer, allow_private: bool) -> dict[str, object]:
     return {
-        "dns_nameservers": [dns_server.address],
+        "dns_nameservers": [shared_dns.address],
         "dns_timeout_seconds": 2.0,
         "allow_private_targets": allow_private,
         "file_max_bytes": 100_000,
@@ -66,11 +51,11 @@ async def _failed(client: httpx.AsyncClient, auth: dict[str, str], url: str) -> 
 
 
 async def test_a_name_resolving_to_a_private_address_is_a_400_naming_the_part(
-    client: httpx.AsyncClient, auth: dict[str, str], dns_server: DNSServer, image_host: ImageHost
+    client: httpx.AsyncClient, auth: dict[str, str], shared_dns: DNSServer, image_host: ImageHost
 ) -> None:
-    dns_server.records[HOST] = {"A": ["127.0.0.1"]}
-    dns_server.records["intranet.test"] = {"A": ["10.0.0.7"]}
-    dns_server.records["mapped.test"] = {"AAAA": ["::ffff:169.254.169.254"]}
+    shared_dns.records[HOST] = {"A": ["127.0.0.1"]}
+    shared_dns.records["intranet.test"] = {"A": ["10.0.0.7"]}
+    shared_dns.records["mapped.test"] = {"AAAA": ["::ffff:169.254.169.254"]}
     for index, name in enumerate((HOST, "intranet.test", "mapped.test")):
         parts = [{"type": "text", "text": "see"}] * index + _image(image_host.url("/cat.png", name))
         response = await client.post(RUNS, json={"prompt": "Look", "input": parts}, headers=auth)
@@ -82,10 +67,10 @@ async def test_a_name_resolving_to_a_private_address_is_a_400_naming_the_part(
 
 
 async def test_dns_that_changes_after_create_is_caught_when_the_run_fetches(
-    client: httpx.AsyncClient, auth: dict[str, str], dns_server: DNSServer, image_host: ImageHost
+    client: httpx.AsyncClient, auth: dict[str, str], shared_dns: DNSServer, image_host: ImageHost
 ) -> None:
     # No address when the run is created (not checkable then), loopback when it executes.
-    dns_server.answer_in_turn("rebind.test", "A", [[], ["127.0.0.1"]])
+    shared_dns.answer_in_turn("rebind.test", "A", [[], ["127.0.0.1"]])
     image_host.answers["/cat.png"] = Answer(png(), headers={"Content-Type": "image/png"})
     url = image_host.url("/cat.png", "rebind.test")
     message = await _failed(client, auth, url)
@@ -95,9 +80,9 @@ async def test_dns_that_changes_after_create_is_caught_when_the_run_fetches(
 
 @pytest.mark.parametrize("allow_private", [True])
 async def test_an_image_url_is_fetched_and_given_as_an_image(
-    client: httpx.AsyncClient, auth: dict[str, str], dns_server: DNSServer, image_host: ImageHost
+    client: httpx.AsyncClient, auth: dict[str, str], shared_dns: DNSServer, image_host: ImageHost
 ) -> None:
-    dns_server.records[HOST] = {"A": ["127.0.0.1"]}
+    shared_dns.records[HOST] = {"A": ["127.0.0.1"]}
     image = png(3, 3)
     # The server's type is not trusted: the bytes say PNG.
     image_host.answers["/dog"] = Answer(image, headers={"Content-Type": "text/plain"})
@@ -125,9 +110,9 @@ async def test_an_image_url_is_fetched_and_given_as_an_image(
 
 @pytest.mark.parametrize("allow_private", [True])
 async def test_what_is_not_an_image_fails_the_run_saying_why(
-    client: httpx.AsyncClient, auth: dict[str, str], dns_server: DNSServer, image_host: ImageHost
+    client: httpx.AsyncClient, auth: dict[str, str], shared_dns: DNSServer, image_host: ImageHost
 ) -> None:
-    dns_server.records[HOST] = {"A": ["127.0.0.1"]}
+    shared_dns.records[HOST] = {"A": ["127.0.0.1"]}
     image_host.answers["/page"] = Answer(b"<html>hi</html>", headers={"Content-Type": "image/png"})
     # Compressed on the wire although identity was asked for: never inflated, so no image.
     bomb = gzip.compress(b"\x00" * 5_000_000)

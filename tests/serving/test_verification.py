@@ -4,7 +4,6 @@ paths. DNS answers come from a server of the test's own on loopback."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from typing import Any
 
 import httpx
@@ -12,28 +11,14 @@ import pytest
 
 from atrium.auth.service import IssuedKey
 from tests.conftest import KeyFactory, bearer
-from tests.dns_server import DNSServer
+from tests.dns_server import DNSServer, module_dns, shared_dns
 from tests.domains.conftest import PUBLIC_URL, DomainFactory
+
+__all__ = ["module_dns", "shared_dns"]
 
 DOMAINS = "/api/v1/domains"
 INDEX = "https://landing.example.org/welcome"
 MISSING = "https://landing.example.org/missing"
-
-
-@pytest.fixture(scope="module")
-def module_dns() -> Iterator[DNSServer]:
-    server = DNSServer().start()
-    yield server
-    server.stop()
-
-
-@pytest.fixture
-def dns_server(module_dns: DNSServer) -> DNSServer:
-    """The module's DNS server, emptied. One server, not one per test: its address is in the
-    app's settings, so a server per test meant an app started per test (the module took 20 s
-    of CPU, 9 s with one server; `-n 0`, calibration ~17 ms)."""
-    module_dns.reset()
-    return module_dns
 
 
 @pytest.fixture
@@ -42,11 +27,11 @@ def verify_target() -> list[str]:
 
 
 @pytest.fixture
-def settings_overrides(dns_server: DNSServer, verify_target: list[str]) -> dict[str, object]:
+def settings_overrides(shared_dns: DNSServer, verify_target: list[str]) -> dict[str, object]:
     return {
         "rate_limit_standard": "1000000/hour",
         "public_url": PUBLIC_URL,
-        "dns_nameservers": [dns_server.address],
+        "dns_nameservers": [shared_dns.address],
         "domain_verify_target": verify_target,
     }
 
@@ -76,7 +61,7 @@ async def _served(client: httpx.AsyncClient, host: str) -> bool:
 
 
 async def test_a_stored_domain_is_not_served_until_verified(
-    client: httpx.AsyncClient, auth: dict[str, str], dns_server: DNSServer
+    client: httpx.AsyncClient, auth: dict[str, str], shared_dns: DNSServer
 ) -> None:
     domain = await _store(client, auth, "Shop.Test")
     # phpShort's fields as before, then the verification state and what to publish.
@@ -99,39 +84,39 @@ async def test_a_stored_domain_is_not_served_until_verified(
 
     # Nothing published yet: verify says no, and still nothing is served.
     assert await _verify(client, auth, domain["id"]) is False
-    assert dns_server.asked("_atrium-challenge.shop.test") == ["TXT"]
+    assert shared_dns.asked("_atrium-challenge.shop.test") == ["TXT"]
     assert not await _served(client, "shop.test")
 
 
 async def test_the_txt_token_verifies_the_domain(
-    client: httpx.AsyncClient, auth: dict[str, str], dns_server: DNSServer
+    client: httpx.AsyncClient, auth: dict[str, str], shared_dns: DNSServer
 ) -> None:
     domain = await _store(client, auth, "shop.test")
     token = domain["verification"]["txt_value"]
-    dns_server.records["_atrium-challenge.shop.test"] = {"TXT": ["some-other-token", "v=spf1"]}
+    shared_dns.records["_atrium-challenge.shop.test"] = {"TXT": ["some-other-token", "v=spf1"]}
     assert await _verify(client, auth, domain["id"]) is False
-    dns_server.records["_atrium-challenge.shop.test"] = {"TXT": ["v=spf1", token]}
+    shared_dns.records["_atrium-challenge.shop.test"] = {"TXT": ["v=spf1", token]}
     assert await _verify(client, auth, domain["id"]) is True
     assert await _served(client, "shop.test")
     listed = (await client.get(DOMAINS, headers=auth)).json()["data"]
     assert [item["verified"] for item in listed] == [True]
     # Verified for good: later calls answer without a lookup, even once the record is gone.
-    asked = len(dns_server.queries)
-    dns_server.records.clear()
+    asked = len(shared_dns.queries)
+    shared_dns.records.clear()
     assert await _verify(client, auth, domain["id"]) is True
-    assert len(dns_server.queries) == asked
+    assert len(shared_dns.queries) == asked
     assert await _served(client, "shop.test")
 
 
 async def test_a_token_published_for_an_earlier_claim_verifies_no_later_one(
-    client: httpx.AsyncClient, make_key: KeyFactory, dns_server: DNSServer
+    client: httpx.AsyncClient, make_key: KeyFactory, shared_dns: DNSServer
 ) -> None:
     """Tokens are random per stored domain: the record the first owner left behind does not
     hand the name to whoever stores it next."""
     first, second = bearer((await make_key()).key), bearer((await make_key()).key)
     claimed = await _store(client, first, "shop.test")
     token = claimed["verification"]["txt_value"]
-    dns_server.records["_atrium-challenge.shop.test"] = {"TXT": [token]}
+    shared_dns.records["_atrium-challenge.shop.test"] = {"TXT": [token]}
     assert await _verify(client, first, claimed["id"]) is True
     assert (await client.delete(f"{DOMAINS}/{claimed['id']}", headers=first)).status_code == 200
     again = await _store(client, second, "shop.test")
@@ -142,14 +127,14 @@ async def test_a_token_published_for_an_earlier_claim_verifies_no_later_one(
 
 @pytest.mark.parametrize("verify_target", [["deploy.test", "127.0.0.9"]])
 async def test_a_name_pointing_at_the_deployment_is_verified(
-    client: httpx.AsyncClient, auth: dict[str, str], dns_server: DNSServer
+    client: httpx.AsyncClient, auth: dict[str, str], shared_dns: DNSServer
 ) -> None:
-    dns_server.records["deploy.test"] = {"A": ["127.0.0.7"], "AAAA": ["fd00::7"]}
-    dns_server.records["direct.test"] = {"A": ["127.0.0.7"]}
-    dns_server.records["six.test"] = {"AAAA": ["fd00::7"]}
-    dns_server.records["alias.test"] = {"CNAME": ["deploy.test"]}
-    dns_server.records["literal.test"] = {"A": ["127.0.0.9"]}
-    dns_server.records["elsewhere.test"] = {"A": ["127.0.0.8"]}
+    shared_dns.records["deploy.test"] = {"A": ["127.0.0.7"], "AAAA": ["fd00::7"]}
+    shared_dns.records["direct.test"] = {"A": ["127.0.0.7"]}
+    shared_dns.records["six.test"] = {"AAAA": ["fd00::7"]}
+    shared_dns.records["alias.test"] = {"CNAME": ["deploy.test"]}
+    shared_dns.records["literal.test"] = {"A": ["127.0.0.9"]}
+    shared_dns.records["elsewhere.test"] = {"A": ["127.0.0.8"]}
     for name, expected in [
         ("direct.test", True),
         ("six.test", True),
@@ -164,10 +149,10 @@ async def test_a_name_pointing_at_the_deployment_is_verified(
 
 
 async def test_without_a_target_pointing_at_the_deployment_proves_nothing(
-    client: httpx.AsyncClient, auth: dict[str, str], dns_server: DNSServer
+    client: httpx.AsyncClient, auth: dict[str, str], shared_dns: DNSServer
 ) -> None:
-    dns_server.records["deploy.test"] = {"A": ["127.0.0.7"]}
-    dns_server.records["direct.test"] = {"A": ["127.0.0.7"]}
+    shared_dns.records["deploy.test"] = {"A": ["127.0.0.7"]}
+    shared_dns.records["direct.test"] = {"A": ["127.0.0.7"]}
     domain = await _store(client, auth, "direct.test")
     assert await _verify(client, auth, domain["id"]) is False
 
@@ -186,10 +171,10 @@ async def test_another_account_can_neither_verify_nor_see_a_domain(
     client: httpx.AsyncClient,
     auth: dict[str, str],
     make_key: KeyFactory,
-    dns_server: DNSServer,
+    shared_dns: DNSServer,
 ) -> None:
     domain = await _store(client, auth, "shop.test")
-    dns_server.records["_atrium-challenge.shop.test"] = {
+    shared_dns.records["_atrium-challenge.shop.test"] = {
         "TXT": [domain["verification"]["txt_value"]]
     }
     other = bearer((await make_key()).key)
@@ -200,7 +185,7 @@ async def test_another_account_can_neither_verify_nor_see_a_domain(
     response = await client.get(f"{DOMAINS}/{domain['id']}", headers=other)
     assert response.status_code == 404
     assert domain["verification"]["txt_value"] not in response.text
-    assert dns_server.queries == []  # the other account's call looked nothing up
+    assert shared_dns.queries == []  # the other account's call looked nothing up
     shown = (await client.get(f"{DOMAINS}/{domain['id']}", headers=auth)).json()["data"]
     assert shown["verified"] is False
     assert (await client.post(f"{DOMAINS}/nope/verify", headers=auth)).status_code == 400
