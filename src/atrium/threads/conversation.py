@@ -92,61 +92,68 @@ def items_of(
     and per tool result. `source.<n>` is each item's id; `fallback` the time of an item whose
     message carries none."""
     items: list[dict[str, Any]] = []
-
-    def add(**fields: Any) -> None:
-        # `object` given, not defaulted: the list leaves out the fields an item did not set.
-        item = {"id": f"{source}.{len(items)}", "object": "thread.message", "run_id": run_id}
-        items.append({**item, **fields})
-
     for message in messages:
         if not isinstance(message, dict):
             continue
         parts = [part for part in message.get("parts") or [] if isinstance(part, dict)]
         if message.get("kind") == "response":
-            texts = [p.get("content") or "" for p in parts if p.get("part_kind") == "text"]
-            calls = [
-                ToolCallOut(
-                    id=str(p.get("tool_call_id") or ""),
-                    name=str(p.get("tool_name") or ""),
-                    arguments=_arguments(p.get("args")),
-                )
-                for p in parts
-                if p.get("part_kind") == "tool-call"
-            ]
-            if not texts and not calls:
-                continue  # only thinking: not part of what the conversation says
-            extra: dict[str, Any] = {"tool_calls": calls} if calls else {}
-            created = _timestamp(message.get("timestamp"), fallback)
-            add(role="assistant", content="".join(texts) or None, created_at=created, **extra)
-            continue
-        for part in parts:
-            created = _timestamp(part.get("timestamp"), fallback)
-            kind = part.get("part_kind")
-            if kind == "user-prompt":
-                add(role="user", content=part.get("content"), created_at=created)
-            elif kind == "system-prompt":
-                add(role="system", content=part.get("content"), created_at=created)
-            elif kind == "tool-return":
-                add(
-                    role="tool",
-                    content=part.get("content"),
-                    tool_call_id=part.get("tool_call_id"),
-                    name=part.get("tool_name"),
-                    is_error=part.get("outcome", "success") not in (None, "success"),
-                    created_at=created,
-                )
-            elif kind == "retry-prompt" and part.get("tool_name"):
-                add(
-                    role="tool",
-                    content=part.get("content"),
-                    tool_call_id=part.get("tool_call_id"),
-                    name=part.get("tool_name"),
-                    is_error=True,
-                    created_at=created,
-                )
-            elif kind in ("retry-prompt", "retry-feedback"):
-                add(role="user", content=part.get("content"), is_error=True, created_at=created)
+            found = [_response_fields(message, parts, fallback)]
+        else:
+            found = [_request_part_fields(part, fallback) for part in parts]
+        for fields in found:
+            if fields is None:
+                continue
+            # `object` given, not defaulted: the list leaves out the fields an item did not set.
+            item = {"id": f"{source}.{len(items)}", "object": "thread.message", "run_id": run_id}
+            items.append({**item, **fields})
     return items
+
+
+def _response_fields(
+    message: dict[str, Any], parts: list[dict[str, Any]], fallback: datetime
+) -> dict[str, Any] | None:
+    """A model response's item: its text and tool calls (None: only thinking, which is not
+    part of what the conversation says)."""
+    texts = [p.get("content") or "" for p in parts if p.get("part_kind") == "text"]
+    calls = [
+        ToolCallOut(
+            id=str(p.get("tool_call_id") or ""),
+            name=str(p.get("tool_name") or ""),
+            arguments=_arguments(p.get("args")),
+        )
+        for p in parts
+        if p.get("part_kind") == "tool-call"
+    ]
+    if not texts and not calls:
+        return None
+    extra: dict[str, Any] = {"tool_calls": calls} if calls else {}
+    created = _timestamp(message.get("timestamp"), fallback)
+    return dict(role="assistant", content="".join(texts) or None, created_at=created, **extra)
+
+
+def _request_part_fields(part: dict[str, Any], fallback: datetime) -> dict[str, Any] | None:
+    """The item of one part of a request to the model: a prompt, a tool's result or a retry
+    (None: a part the conversation does not show)."""
+    created = _timestamp(part.get("timestamp"), fallback)
+    kind = part.get("part_kind")
+    if kind == "user-prompt":
+        return dict(role="user", content=part.get("content"), created_at=created)
+    if kind == "system-prompt":
+        return dict(role="system", content=part.get("content"), created_at=created)
+    if kind == "tool-return" or (kind == "retry-prompt" and part.get("tool_name")):
+        return dict(
+            role="tool",
+            content=part.get("content"),
+            tool_call_id=part.get("tool_call_id"),
+            name=part.get("tool_name"),
+            # A retry prompt naming a tool is the tool's failed result, told to the model.
+            is_error=kind == "retry-prompt"
+            or part.get("outcome", "success") not in (None, "success"),
+            created_at=created,
+        )
+    if kind in ("retry-prompt", "retry-feedback"):
+        return dict(role="user", content=part.get("content"), is_error=True, created_at=created)
+    return None
 
 
 @dataclass(frozen=True, slots=True)

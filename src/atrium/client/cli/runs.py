@@ -47,59 +47,66 @@ AgentOption = Annotated[
 
 
 # --- atrium run -----------------------------------------------------------------------------------
+RunAgentOption = Annotated[
+    str | None,
+    typer.Option("--agent", metavar="AGENT_ID", help="Agent id (default: the account's default)."),
+]
+ThreadOption = Annotated[
+    str | None,
+    typer.Option("--thread", metavar="THREAD_ID", help="Continue this thread (thr_…)."),
+]
+ModelOption = Annotated[
+    str | None,
+    typer.Option(
+        "--model",
+        metavar="PROVIDER:MODEL",
+        help="Model for this run only, e.g. openai:gpt-4o-mini (docs/guide/models.md); "
+        "default: the agent's.",
+    ),
+]
+IfBusyOption = Annotated[
+    str | None,
+    typer.Option(
+        "--if-busy",
+        metavar="POLICY",
+        help="With --thread, when the thread still has an unfinished run: enqueue (the "
+        "default: wait behind it), reject (fail, THREAD_BUSY), interrupt (cancel it, keeping "
+        "what it produced in the thread) or rollback (cancel it and drop it).",
+    ),
+]
+FollowOption = Annotated[
+    bool,
+    typer.Option(
+        "--follow/--no-follow",
+        help="Stream the run live until it finishes (default), or print only its id and exit.",
+    ),
+]
+FileOption = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--file",
+        metavar="PATH|FILE_ID",
+        help="Give the run a file (repeat): a path is uploaded first, a file_… id is used "
+        "as it is. Images and PDFs go to the model as such, text inline.",
+    ),
+]
+ImageUrlOption = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--image-url", metavar="URL", help="Give the run an image at a public URL (repeat)."
+    ),
+]
+
+
 def run(
     prompt: Annotated[str, typer.Argument(help="The task for the agent.")],
-    agent: Annotated[
-        str | None,
-        typer.Option(
-            "--agent", metavar="AGENT_ID", help="Agent id (default: the account's default)."
-        ),
-    ] = None,
-    thread: Annotated[
-        str | None,
-        typer.Option("--thread", metavar="THREAD_ID", help="Continue this thread (thr_…)."),
-    ] = None,
-    model: Annotated[
-        str | None,
-        typer.Option(
-            "--model",
-            metavar="PROVIDER:MODEL",
-            help="Model for this run only, e.g. openai:gpt-4o-mini (docs/guide/models.md); "
-            "default: the agent's.",
-        ),
-    ] = None,
-    if_busy: Annotated[
-        str | None,
-        typer.Option(
-            "--if-busy",
-            metavar="POLICY",
-            help="With --thread, when the thread still has an unfinished run: enqueue (the "
-            "default: wait behind it), reject (fail, THREAD_BUSY), interrupt (cancel it, keeping "
-            "what it produced in the thread) or rollback (cancel it and drop it).",
-        ),
-    ] = None,
-    follow: Annotated[
-        bool,
-        typer.Option(
-            "--follow/--no-follow",
-            help="Stream the run live until it finishes (default), or print only its id and exit.",
-        ),
-    ] = True,
-    files: Annotated[
-        list[str] | None,
-        typer.Option(
-            "--file",
-            metavar="PATH|FILE_ID",
-            help="Give the run a file (repeat): a path is uploaded first, a file_… id is used "
-            "as it is. Images and PDFs go to the model as such, text inline.",
-        ),
-    ] = None,
-    image_urls: Annotated[
-        list[str] | None,
-        typer.Option(
-            "--image-url", metavar="URL", help="Give the run an image at a public URL (repeat)."
-        ),
-    ] = None,
+    agent: RunAgentOption = None,
+    thread: ThreadOption = None,
+    model: ModelOption = None,
+    if_busy: IfBusyOption = None,
+    follow: FollowOption = True,
+    files: FileOption = None,
+    image_urls: ImageUrlOption = None,
     as_json: JsonOption = False,
     url: UrlOption = None,
     api_key: KeyOption = None,
@@ -120,17 +127,22 @@ def run(
             input=parts or None,
         )
         if not follow:
-            if as_json:
-                print_json(created)
-            else:
-                # Only the id on stdout: `run_id=$(atrium run "…" --no-follow)`.
-                print(created.run_id, flush=True)
-                errors.print(f"[dim]Follow it: atrium runs follow {created.run_id}[/]")
+            _print_started(created, as_json=as_json)
             return
         if as_json:
             _print_finished(atrium.runs.wait(created.run_id))
             return
         _follow(atrium, created)
+
+
+def _print_started(created: Run, *, as_json: bool) -> None:
+    """`--no-follow`: the new run as JSON, or only its id on stdout, for
+    `run_id=$(atrium run "…" --no-follow)`."""
+    if as_json:
+        print_json(created)
+        return
+    print(created.run_id, flush=True)
+    errors.print(f"[dim]Follow it: atrium runs follow {created.run_id}[/]")
 
 
 def _input_parts(atrium: Client, files: list[str], image_urls: list[str]) -> list[dict[str, str]]:

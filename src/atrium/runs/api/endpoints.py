@@ -13,6 +13,7 @@ from atrium.agents.errors import AgentNotFound, ModelUnusable
 from atrium.agents.model_check import ModelCheckDep
 from atrium.agents.versions.errors import AgentReferenceUnknown
 from atrium.db.batcher import WriteBatcher
+from atrium.db.engine import Database
 from atrium.db.models import RunStatus
 from atrium.errors import InvalidParameter
 from atrium.files.errors import InputPartInvalid
@@ -40,10 +41,11 @@ from atrium.runs.api.schemas import (
     RunList,
     RunOut,
 )
-from atrium.runs.api.stream_slots import StreamSlotsDep
+from atrium.runs.api.stream_slots import StreamSlots, StreamSlotsDep
 from atrium.runs.events import stored_event_message
 from atrium.runs.events.broker import Broker
-from atrium.runs.events.stream import EventStreamResponse, sse_frame
+from atrium.runs.events.stream import EventStreamResponse, RunEventStream, sse_frame
+from atrium.settings import Settings
 from atrium.webhooks.errors import WebhookUrlRefused
 
 # A body sent without Content-Type is read as JSON (what this group takes); the gateway already
@@ -296,13 +298,8 @@ async def run_events(
     `ATRIUM_SSE_MAX_STREAMS_PER_KEY` streams open at once; one more is a 429."""
     after_seq = _after_seq(last_event_id)
     if _wants_json(request):
-        rows = await service.events_so_far(
+        return await _events_so_far(
             db, account_id=principal.account_id, run_id=run_id, after_seq=after_seq
-        )
-        return JSONResponse(
-            EventList(data=[EventOut(**stored_event_message(row)) for row in rows]).model_dump(
-                mode="json"
-            )
         )
     stream = await service.event_stream(
         db,
@@ -313,14 +310,36 @@ async def run_events(
         run_id=run_id,
         after_seq=after_seq,
     )
-    slots.acquire(principal.key_id)  # 429 past ATRIUM_SSE_MAX_STREAMS_PER_KEY
+    return _streamed(stream, slots=slots, key_id=principal.key_id, settings=settings)
+
+
+async def _events_so_far(
+    db: Database, *, account_id: int, run_id: str, after_seq: int
+) -> JSONResponse:
+    """The run's events after `after_seq`, as `{"data": [...]}` (`Accept: application/json`)."""
+    rows = await service.events_so_far(
+        db, account_id=account_id, run_id=run_id, after_seq=after_seq
+    )
+    return JSONResponse(
+        EventList(data=[EventOut(**stored_event_message(row)) for row in rows]).model_dump(
+            mode="json"
+        )
+    )
+
+
+def _streamed(
+    stream: RunEventStream, *, slots: StreamSlots, key_id: int, settings: Settings
+) -> EventStreamResponse:
+    """`stream` as Server-Sent Events, holding one of the key's stream slots while it is open
+    (a 429 when the key holds them all)."""
+    slots.acquire(key_id)  # 429 past ATRIUM_SSE_MAX_STREAMS_PER_KEY
 
     async def frames() -> AsyncIterator[bytes]:
         try:
             async for message in stream:
                 yield sse_frame(message)
         finally:
-            slots.release(principal.key_id)
+            slots.release(key_id)
 
     return EventStreamResponse(
         frames(),

@@ -240,6 +240,46 @@ async def create_run(
     )
     if replayed is not None:
         return replayed
+    prepared = await _prepared_run(
+        db,
+        settings,
+        account_id=account_id,
+        data=data,
+        checked=checked,
+        traceparent=traceparent,
+    )
+    return await _queued(
+        db,
+        writer,
+        broker,
+        settings=settings,
+        checked=checked,
+        prepared=prepared,
+        policy=data.if_busy,
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class _PreparedRun:
+    """The run to store, its thread, and its webhook signing secret in the clear (None: no
+    webhook), which only the create's answer shows."""
+
+    thread: _RunThread
+    run: NewRun
+    secret: str | None
+
+
+async def _prepared_run(
+    db: Database,
+    settings: Settings,
+    *,
+    account_id: int,
+    data: RunCreate,
+    checked: _CheckedCreate,
+    traceparent: str | None,
+) -> _PreparedRun:
+    """The run to store for a checked create: its agent and thread looked up (point reads; the
+    account's default agent created on its first run), its id and secret drawn."""
     run_id = new_id("run")  # before the agent: a version split is decided by the run id's hash
     agent = await _agent_for_run(
         db,
@@ -263,17 +303,7 @@ async def create_run(
         now=now,
         traceparent=traceparent,
     )
-    return await _queued(
-        db,
-        writer,
-        broker,
-        settings=settings,
-        checked=checked,
-        thread=thread,
-        run=run,
-        policy=data.if_busy,
-        secret=secret,
-    )
+    return _PreparedRun(thread, run, secret)
 
 
 async def _queued(
@@ -283,13 +313,12 @@ async def _queued(
     *,
     settings: Settings,
     checked: _CheckedCreate,
-    thread: _RunThread,
-    run: NewRun,
+    prepared: _PreparedRun,
     policy: IfBusy,
-    secret: str | None,
 ) -> CreatedRun:
     """The run stored, then announced; or, when another request with its Idempotency-Key
     committed first, that request's run."""
+    thread, run, secret = prepared.thread, prepared.run, prepared.secret
     try:
         stored, announcements = await _stored(db, writer, thread=thread.new, run=run, policy=policy)
     except IntegrityError:
