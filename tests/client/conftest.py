@@ -100,6 +100,17 @@ def api_key(server: Server) -> str:
 
 
 @pytest.fixture
+def user(server: Server, api_key: str) -> Server:
+    """The server as seen by a user whose ATRIUM_API_KEY is a fresh account's key."""
+    return Server(
+        url=server.url,
+        port=server.port,
+        env={**server.env, "ATRIUM_API_KEY": api_key},
+        log=server.log,
+    )
+
+
+@pytest.fixture
 def atrium(server: Server, api_key: str) -> Iterator[Client]:
     with Client(server.url, api_key) as client:
         yield client

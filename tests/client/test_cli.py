@@ -31,17 +31,6 @@ ANSWER = " ".join(f"word{i}" for i in range(1, SLOW_WORDS + 1))
 
 
 @pytest.fixture
-def user(server: Server, api_key: str) -> Server:
-    """The server as seen by a user whose ATRIUM_API_KEY is a fresh account's key."""
-    return Server(
-        url=server.url,
-        port=server.port,
-        env={**server.env, "ATRIUM_API_KEY": api_key},
-        log=server.log,
-    )
-
-
-@pytest.fixture
 def proxy(server: Server) -> Iterator[DroppingProxy]:
     dropping = DroppingProxy(server.port, after=6, drops=1)
     yield dropping

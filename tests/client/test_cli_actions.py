@@ -26,16 +26,6 @@ LOOKUP = {
 }
 
 
-@pytest.fixture
-def user(server: Server, api_key: str) -> Server:
-    return Server(
-        url=server.url,
-        port=server.port,
-        env={**server.env, "ATRIUM_API_KEY": api_key},
-        log=server.log,
-    )
-
-
 def _atrium(user: Server, *args: str, stdin: str = "") -> subprocess.CompletedProcess[str]:
     return run_atrium(args, env=user.env, input=stdin)
 

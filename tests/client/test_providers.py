@@ -13,17 +13,6 @@ from tests.client.conftest import SLOW_WORDS, Server
 from tests.processes import ATRIUM
 
 
-@pytest.fixture
-def user(server: Server, api_key: str) -> Server:
-    """The server as seen by a user whose ATRIUM_API_KEY is a fresh account's key."""
-    return Server(
-        url=server.url,
-        port=server.port,
-        env={**server.env, "ATRIUM_API_KEY": api_key},
-        log=server.log,
-    )
-
-
 def test_providers_sync(atrium: Client, slow_llm: str) -> None:
     created = atrium.providers.create(
         "bench", slow_llm, api_key="sk-bench", headers={"X-Tenant": "acme"}

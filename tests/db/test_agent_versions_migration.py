@@ -5,11 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
-from collections.abc import AsyncIterator
-from pathlib import Path
 
-import pytest
 import sqlalchemy as sa
 from alembic import command
 from sqlalchemy.ext.asyncio import create_async_engine
@@ -18,7 +14,6 @@ from atrium.db.migrate import alembic_config, upgrade
 from atrium.kit.canonical_json import content_hash
 from atrium.kit.time import utcnow
 from atrium.settings import Settings
-from tests.conftest import BACKENDS, _create_postgres_database
 
 CONFIG = {
     "model": "atrium:offline",
@@ -52,19 +47,6 @@ _runs = sa.table(
     *(sa.column(name) for name in ("input_tokens", "output_tokens", "requests", "tool_calls")),
     *(sa.column(name) for name in ("credits_micro", "last_event_seq", "created_at")),
 )
-
-
-@pytest.fixture(params=BACKENDS)
-async def empty_database(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[str]:
-    """A database of its own, not migrated yet."""
-    if request.param == "sqlite":
-        yield f"sqlite+aiosqlite:///{tmp_path / 'atrium.db'}"
-        return
-    url, drop = await _create_postgres_database(os.environ["ATRIUM_TEST_POSTGRES_URL"])
-    try:
-        yield url
-    finally:
-        await drop()
 
 
 async def _insert_before(url: str) -> None:

@@ -6,12 +6,8 @@ table's triggers."""
 from __future__ import annotations
 
 import asyncio
-import os
 import re
-from collections.abc import AsyncIterator
-from pathlib import Path
 
-import pytest
 import sqlalchemy as sa
 from alembic import command
 from sqlalchemy.ext.asyncio import create_async_engine
@@ -19,7 +15,6 @@ from sqlalchemy.ext.asyncio import create_async_engine
 from atrium.db.migrate import alembic_config, upgrade
 from atrium.kit.time import utcnow
 from atrium.settings import Settings
-from tests.conftest import BACKENDS, _create_postgres_database
 
 _accounts = sa.table("accounts", sa.column("id"), sa.column("name"), sa.column("created_at"))
 _domains = sa.table(
@@ -34,19 +29,6 @@ _domains = sa.table(
 )
 _counts = sa.table("domain_counts", sa.column("total"))
 _TOKEN = re.compile(r"^[0-9a-f]{32}$")
-
-
-@pytest.fixture(params=BACKENDS)
-async def empty_database(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[str]:
-    """A database of its own, not migrated yet."""
-    if request.param == "sqlite":
-        yield f"sqlite+aiosqlite:///{tmp_path / 'atrium.db'}"
-        return
-    url, drop = await _create_postgres_database(os.environ["ATRIUM_TEST_POSTGRES_URL"])
-    try:
-        yield url
-    finally:
-        await drop()
 
 
 async def _insert(url: str, names: list[str]) -> None:

@@ -4,12 +4,9 @@ and runs' own) are sealed with the deployment's key, and its downgrade opens the
 from __future__ import annotations
 
 import asyncio
-import os
 import stat
-from collections.abc import AsyncIterator
 from pathlib import Path
 
-import pytest
 import sqlalchemy as sa
 from alembic import command
 from sqlalchemy.ext.asyncio import create_async_engine
@@ -19,7 +16,6 @@ from atrium.kit.time import utcnow
 from atrium.secrets_at_rest import SecretBox
 from atrium.settings import Settings
 from atrium.webhooks import signing
-from tests.conftest import BACKENDS, _create_postgres_database
 
 KEY = "S1bW8pJ0Mr0rD8vY3G7wI8i3oW3ci6ZK0oDk7Q0Z5mU="
 _accounts = sa.table("accounts", sa.column("id"), sa.column("name"), sa.column("created_at"))
@@ -62,19 +58,6 @@ _runs = sa.table(
     sa.column("last_event_seq"),
     sa.column("created_at"),
 )
-
-
-@pytest.fixture(params=BACKENDS)
-async def empty_database(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[str]:
-    """A database of its own, not migrated yet."""
-    if request.param == "sqlite":
-        yield f"sqlite+aiosqlite:///{tmp_path / 'atrium.db'}"
-        return
-    url, drop = await _create_postgres_database(os.environ["ATRIUM_TEST_POSTGRES_URL"])
-    try:
-        yield url
-    finally:
-        await drop()
 
 
 async def _insert_in_clear(url: str, endpoint_secret: str, run_secret: str) -> None:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import unicodedata
-from typing import Annotated, Any
+from typing import Annotated, Any, Final
 
 from pydantic import (
     AfterValidator,
@@ -39,6 +39,8 @@ from atrium.kit.wire_schemas import (
     UNICODE_SPACE,
     WITHOUT_NUL,
     integral,
+    never_null,
+    refuse_null,
     trimmed_text_schema,
 )
 
@@ -159,32 +161,20 @@ class AgentCreate(_Strict):
     config: AgentConfigIn = Field(default_factory=AgentConfigIn)
 
 
-def _never_null(schema: dict[str, Any]) -> None:
-    """Each property's schema without its `null` variant (nor a `null` default)."""
-    for name, field_schema in schema.get("properties", {}).items():
-        variants = [v for v in field_schema.pop("anyOf", []) if v != {"type": "null"}]
-        field_schema.pop("default", None)
-        if len(variants) == 1:
-            schema["properties"][name] = {**variants[0], **field_schema}
+_NEVER_NULL: Final = ("name", "description", "config")
 
 
 class AgentUpdate(_Strict):
     """PUT: the fields present replace the agent's; config keys present replace those keys."""
 
     # Optional but never null (`_not_null`): the document shows no null either.
-    model_config = ConfigDict(json_schema_extra=lambda schema: _never_null(schema))
+    model_config = ConfigDict(json_schema_extra=never_null(*_NEVER_NULL))
 
     name: AgentName | None = None
     description: AgentDescription | None = None
     config: AgentConfigIn | None = None
 
-    @field_validator("name", "description", "config", mode="before")
-    @classmethod
-    def _not_null(cls, value: object) -> object:
-        # Absent means "keep"; an explicit null is a mistake, not a request to clear.
-        if value is None:
-            raise ValueError("must not be null")
-        return value
+    _not_null = field_validator(*_NEVER_NULL, mode="before")(refuse_null)
 
     def given(self) -> set[str]:
         return set(self.model_fields_set)

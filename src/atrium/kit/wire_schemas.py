@@ -26,6 +26,32 @@ def integral(value: Any) -> Any:
     return value
 
 
+def never_null(*names: str) -> Callable[[dict[str, Any]], None]:
+    """A PUT model's `json_schema_extra`: the named properties shown as optional but never null
+    (their `null` variant and their default left out), as `refuse_null` enforces."""
+
+    def amend(schema: dict[str, Any]) -> None:
+        properties = schema.get("properties", {})
+        for name in names:
+            field_schema = properties.get(name)
+            if field_schema is None:
+                continue
+            variants = [v for v in field_schema.pop("anyOf", []) if v != {"type": "null"}]
+            field_schema.pop("default", None)
+            if len(variants) == 1:
+                properties[name] = {**variants[0], **field_schema}
+
+    return amend
+
+
+def refuse_null(value: object) -> object:
+    """A PUT model's `mode="before"` field validator: absent means "keep"; an explicit null is a
+    mistake, not a request to clear."""
+    if value is None:
+        raise ValueError("must not be null")
+    return value
+
+
 # For a response model whose fields with a default are sent in every answer all the same: the
 # response schema lists them as required (the request schema, if any, keeps them optional).
 ALWAYS_SENT = ConfigDict(json_schema_serialization_defaults_required=True)

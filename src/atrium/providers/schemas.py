@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Final
+from typing import Annotated, Final
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validator
 
 from atrium.db.models import Provider
 from atrium.kit.headers import HEADERS_SCHEMA
 from atrium.kit.time import isoformat
-from atrium.kit.wire_schemas import ALWAYS_SENT, PUBLIC_URL
+from atrium.kit.wire_schemas import ALWAYS_SENT, PUBLIC_URL, never_null, refuse_null
 from atrium.secrets_at_rest import MASK
 from atrium.settings import PROVIDER_NAME
 
@@ -75,35 +75,17 @@ class ProviderCreate(_Strict):
 _NEVER_NULL: Final = ("name", "base_url", "headers")
 
 
-def _never_null(schema: dict[str, Any]) -> None:
-    """The document's `name`, `base_url` and `headers`: optional, but never null."""
-    for name in _NEVER_NULL:
-        field_schema = schema.get("properties", {}).get(name)
-        if field_schema is None:
-            continue
-        variants = [v for v in field_schema.pop("anyOf", []) if v != {"type": "null"}]
-        field_schema.pop("default", None)
-        if len(variants) == 1:
-            schema["properties"][name] = {**variants[0], **field_schema}
-
-
 class ProviderUpdate(_Strict):
     """PUT: the fields present replace the provider's; `api_key: null` removes the key."""
 
-    model_config = ConfigDict(json_schema_extra=lambda schema: _never_null(schema))
+    model_config = ConfigDict(json_schema_extra=never_null(*_NEVER_NULL))
 
     name: ProviderName | None = None
     base_url: BaseUrl | None = None
     api_key: ApiKey | None = None
     headers: Headers | None = None
 
-    @field_validator(*_NEVER_NULL, mode="before")
-    @classmethod
-    def _not_null(cls, value: object) -> object:
-        # Absent means "keep"; an explicit null is a mistake, not a request to clear.
-        if value is None:
-            raise ValueError("must not be null")
-        return value
+    _not_null = field_validator(*_NEVER_NULL, mode="before")(refuse_null)
 
     def given(self) -> set[str]:
         return set(self.model_fields_set)

@@ -111,6 +111,20 @@ def _widens(readable: list[list[str]], prefix: list[str]) -> bool:
     return any(allowed[: len(prefix)] == prefix for allowed in readable)
 
 
+async def _write_begun(
+    ctx: RunContext[RunDeps], namespace: list[str]
+) -> tuple[MemoryStore, list[str], str]:
+    """A write's or delete's start: the store, the namespace (one the agent may write), the
+    call's wire id; the call's `tool.called` committed, and the run's lease checked, before the
+    store changes."""
+    memory, store = _store(ctx)
+    segments = _segments(namespace, "namespace")
+    _writable(memory, segments)
+    call_id = wire_call_id(ctx.tool_call_id or "")
+    await ctx.deps.sink.persist()
+    return store, segments, call_id
+
+
 async def memory_write(
     ctx: RunContext[RunDeps],
     namespace: list[str],
@@ -129,12 +143,7 @@ async def memory_write(
         text: What search should match; default: the strings inside value.
         ttl_seconds: Forget it this many seconds after the write; default: never.
     """
-    memory, store = _store(ctx)
-    segments = _segments(namespace, "namespace")
-    _writable(memory, segments)
-    call_id = wire_call_id(ctx.tool_call_id or "")
-    # The call's `tool.called` committed, and the run's lease checked, before the store changes.
-    await ctx.deps.sink.persist()
+    store, segments, call_id = await _write_begun(ctx, namespace)
     try:
         item_id = await store.write(
             namespace=segments,
@@ -160,11 +169,7 @@ async def memory_delete(ctx: RunContext[RunDeps], namespace: list[str], key: str
         namespace: Its namespace, e.g. `["users", "alice"]`.
         key: Its key.
     """
-    memory, store = _store(ctx)
-    segments = _segments(namespace, "namespace")
-    _writable(memory, segments)
-    call_id = wire_call_id(ctx.tool_call_id or "")
-    await ctx.deps.sink.persist()
+    store, segments, call_id = await _write_begun(ctx, namespace)
     try:
         item_id = await store.delete(namespace=segments, key=key, tool_call_id=call_id)
     except MemoryRefused as exc:

@@ -10,7 +10,7 @@ from atrium.analytics.schemas import DailyUsage, UsageCounters
 from atrium.analytics.service import MICRO
 from atrium.db.models import Schedule, ScheduleFiring
 from atrium.kit.time import isoformat
-from atrium.kit.wire_schemas import ALWAYS_SENT, NOT_BLANK_WITHOUT_NUL
+from atrium.kit.wire_schemas import ALWAYS_SENT, NOT_BLANK_WITHOUT_NUL, never_null, refuse_null
 from atrium.runs.api.schemas import RunConfig
 
 OnOverlap = Literal["skip", "enqueue", "cancel_previous"]
@@ -99,24 +99,12 @@ _NEVER_NULL: Final = (
 )
 
 
-def _never_null(schema: dict[str, Any]) -> None:
-    """The document's fields of `_NEVER_NULL`: optional in a PUT, but never null."""
-    for name in _NEVER_NULL:
-        field_schema = schema.get("properties", {}).get(name)
-        if field_schema is None:
-            continue
-        variants = [v for v in field_schema.pop("anyOf", []) if v != {"type": "null"}]
-        field_schema.pop("default", None)
-        if len(variants) == 1:
-            schema["properties"][name] = {**variants[0], **field_schema}
-
-
 class ScheduleUpdate(_Body):
     """PUT: the fields present replace the schedule's (`null` clears `config`, `starts_at`,
     `ends_at`, `max_credits_per_day`, `metadata`). A new `cron`, `timezone`, `starts_at` or
     `ends_at` fires from now on by the new rule."""
 
-    model_config = ConfigDict(extra="forbid", json_schema_extra=lambda schema: _never_null(schema))
+    model_config = ConfigDict(extra="forbid", json_schema_extra=never_null(*_NEVER_NULL))
 
     prompt: str | None = Field(None, json_schema_extra={"pattern": NOT_BLANK_WITHOUT_NUL})
     cron: str | None = Field(None, max_length=200)
@@ -132,13 +120,7 @@ class ScheduleUpdate(_Body):
     on_missed: OnMissed | None = None
     max_credits_per_day: float | None = Field(None, gt=0, le=MAX_CREDITS_PER_DAY)
 
-    @field_validator(*_NEVER_NULL, mode="before")
-    @classmethod
-    def _not_null(cls, value: object) -> object:
-        # Absent means "keep"; an explicit null is a mistake, not a request to clear.
-        if value is None:
-            raise ValueError("must not be null")
-        return value
+    _not_null = field_validator(*_NEVER_NULL, mode="before")(refuse_null)
 
     def given(self) -> set[str]:
         return set(self.model_fields_set)
