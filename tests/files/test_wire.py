@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import base64
-from collections.abc import AsyncIterator
 from typing import Any
 
 import httpx
@@ -14,15 +13,9 @@ from tests.files.helpers import pdf, png, uploaded
 from tests.files.image_host import Answer, ImageHost, image_host
 from tests.run_fixtures import AgentFactory
 from tests.runs.helpers import create_run, wait_finished
-from tests.runtime.chat_server import ANSWER, ChatServer
+from tests.runtime.chat_server import ANSWER, ChatServer, chat_server
 
-__all__ = ["dns_server", "image_host"]
-
-
-@pytest.fixture
-async def chat_server() -> AsyncIterator[ChatServer]:
-    async with ChatServer() as server:
-        yield server
+__all__ = ["chat_server", "dns_server", "image_host"]
 
 
 @pytest.fixture

@@ -30,6 +30,7 @@ import time
 from collections.abc import AsyncIterator
 from typing import Any
 
+import pytest
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
@@ -246,3 +247,11 @@ async def _chunks(
         "usage": _usage(),
     }
     yield f"data: {json.dumps(usage)}\n\ndata: [DONE]\n\n".encode()
+
+
+@pytest.fixture
+async def chat_server() -> AsyncIterator[ChatServer]:
+    """A server of the test's own with the default behaviour; a module that wants another
+    defines its own `chat_server`."""
+    async with ChatServer() as server:
+        yield server

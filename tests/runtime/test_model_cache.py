@@ -8,7 +8,6 @@ context and a connection pool) and kept it, with its model and agent, for the pr
 from __future__ import annotations
 
 import gc
-from collections.abc import AsyncIterator
 
 import httpx
 import pytest
@@ -17,15 +16,11 @@ from openai import AsyncOpenAI
 from atrium.runtime.llm_models import ModelRegistry
 from tests.run_fixtures import AgentFactory
 from tests.runs.helpers import create_run, wait_finished
-from tests.runtime.chat_server import ANSWER, ChatServer
+from tests.runtime.chat_server import ANSWER, ChatServer, chat_server
+
+__all__ = ["chat_server"]
 
 CACHE_SIZE = 4
-
-
-@pytest.fixture
-async def chat_server() -> AsyncIterator[ChatServer]:
-    async with ChatServer() as server:
-        yield server
 
 
 @pytest.fixture

@@ -2,20 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
-
 import httpx
 import pytest
 
 from tests.run_fixtures import AgentFactory
 from tests.runs.helpers import RUNS, create_run, read_stream, wait_finished
-from tests.runtime.chat_server import ANSWER, ChatServer
+from tests.runtime.chat_server import ANSWER, ChatServer, chat_server
 
-
-@pytest.fixture
-async def chat_server() -> AsyncIterator[ChatServer]:
-    async with ChatServer() as server:
-        yield server
+__all__ = ["chat_server"]
 
 
 @pytest.fixture
