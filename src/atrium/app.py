@@ -31,6 +31,7 @@ from atrium.http.groups import AGENTS, DOMAINS, RUNS
 from atrium.http.health import router as health_router
 from atrium.memory.embedders import close_process_embedder
 from atrium.memory.endpoints import router as memory_router
+from atrium.memory.expiry import MemoryPurge
 from atrium.observability.logs import install_log_escaping
 from atrium.observability.metrics import Metrics
 from atrium.outbound.resolver import Resolver
@@ -94,6 +95,8 @@ class _Parts:
     retention: Retention | None
     # Deletes stored file bytes no row names, when files live on disk or in a bucket.
     file_sweep: FileSweep | None
+    # Deletes expired memory items (reads already leave them out).
+    memory_purge: MemoryPurge
 
     @classmethod
     def of(cls, settings: Settings) -> _Parts:
@@ -133,6 +136,7 @@ class _Parts:
             workers=workers,
             retention=retention,
             file_sweep=file_sweep,
+            memory_purge=MemoryPurge(settings, db),
         )
 
 
@@ -172,6 +176,8 @@ def _lifespan(
                 if parts.file_sweep is not None:
                     parts.file_sweep.start()
                     started.push_async_callback(parts.file_sweep.stop)
+                parts.memory_purge.start()
+                started.push_async_callback(parts.memory_purge.stop)
                 yield
         finally:
             running = False
@@ -192,6 +198,7 @@ def _keep_on_state(app: FastAPI, settings: Settings, parts: _Parts) -> None:
     state.workers = parts.workers
     state.retention = parts.retention
     state.file_sweep = parts.file_sweep
+    state.memory_purge = parts.memory_purge
     state.resolver = Resolver.from_settings(settings)  # domain verification's DNS
     # Models registered on the worker's registry (tests, embedding apps) are usable models too.
     workers = parts.workers

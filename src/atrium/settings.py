@@ -496,6 +496,14 @@ class Settings(BaseSettings):
         "fit is scanned from the database on every search instead (1.6 KB a vector of 384 "
         "dimensions: 512 MB holds ~340,000). 0: always scan.",
     )
+    memory_purge_seconds: float = Field(
+        60.0,
+        gt=0,
+        le=86_400,
+        description="Every API process deletes expired memory items at start and then this "
+        "often (seconds). Reads never return an expired item meanwhile: this only frees their "
+        "rows (docs/decisions/0058-memory.md).",
+    )
 
     @field_validator("dns_nameservers", "domain_verify_target", "file_allowed_types", mode="before")
     @classmethod

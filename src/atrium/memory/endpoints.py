@@ -68,12 +68,12 @@ def _vectors(request: Request) -> VectorIndex:
 
 @router.put("/items", responses=_EMBEDDINGS)
 async def put_item(
-    body: MemoryPut, session: SessionDep, principal: CurrentPrincipal, embedder: EmbedderDep
+    body: MemoryPut, db: DatabaseDep, principal: CurrentPrincipal, embedder: EmbedderDep
 ) -> MemoryItemOut:
     """Create the item under (`namespace`, `key`), or replace its value (same `item_id`).
     Every write is kept in the item's history with the API key that made it."""
     item = await service.put_item(
-        session,
+        db,
         account_id=principal.account_id,
         data=body,
         writer=service.Writer(api_key_id=principal.key_id),

@@ -7,12 +7,16 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any, Final
+from typing import Any, Final, cast
 
 from sqlalchemy import (
+    BigInteger,
     ColumnElement,
+    Executable,
     Integer,
+    Table,
     and_,
+    bindparam,
     column,
     delete,
     func,
@@ -22,16 +26,17 @@ from sqlalchemy import (
     select,
     table,
 )
-from sqlalchemy.dialects import postgresql
+from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.ext.asyncio import AsyncSession
+from sqlalchemy.orm import Session
 
-from atrium.db.models import MemoryChange, MemoryItem, MemoryItemHistory
+from atrium.db.models import Account, MemoryChange, MemoryItem, MemoryItemHistory
 from atrium.kit.cursor import Position, older_than
 
 ID_PATTERN: Final = re.compile(r"^[A-Za-z0-9_-]{1,40}$")
 _FTS = table("memory_items_fts", column("rowid", Integer))
-# Expired items removed per write: enough to keep up with writes, small enough to stay cheap.
-PURGE_BATCH: Final = 100
+_ITEMS: Final = cast(Table, MemoryItem.__table__)
+_HISTORY: Final = cast(Table, MemoryItemHistory.__table__)
 
 
 def _live(now: datetime) -> ColumnElement[bool]:
@@ -210,37 +215,90 @@ async def vector_rows(
     )
 
 
+# The statements of a write, built once: building one per call (bound values, the upsert's
+# `excluded` columns) cost more CPU than the database's work (docs/decisions/0058-memory.md,
+# "Cost of a put"). Their values are given when they run.
+_LOCK: Final = select(func.pg_advisory_xact_lock(bindparam("lock_key", type_=BigInteger)))
+_UPDATED: Final = (
+    "value",
+    "text",
+    "search_text",
+    "embedding",
+    "embedding_model",
+    "expires_at",
+    "updated_at",
+)
+
+
+def _upsert(statement: postgresql.Insert | sqlite.Insert) -> Executable:
+    return statement.on_conflict_do_update(
+        index_elements=[_ITEMS.c.account_id, _ITEMS.c.namespace_path, _ITEMS.c.key],
+        set_={name: statement.excluded[name] for name in _UPDATED},
+    ).returning(_ITEMS.c.seq, _ITEMS.c.id, _ITEMS.c.created_at)
+
+
+_UPSERT: Final = {
+    "postgresql": _upsert(postgresql.insert(_ITEMS)),
+    "sqlite": _upsert(sqlite.insert(_ITEMS)),
+}
+_CHANGES: Final = cast(Table, MemoryChange.__table__)
+# SQLite's REPLACE deletes the old row and inserts one with the next AUTOINCREMENT number.
+_CHANGE: Final = {
+    "postgresql": postgresql.insert(_CHANGES).on_conflict_do_update(
+        index_elements=[_CHANGES.c.item_seq],
+        set_={"seq": func.nextval(func.pg_get_serial_sequence("memory_changes", "seq"))},
+    ),
+    "sqlite": insert(_CHANGES).prefix_with("OR REPLACE"),
+}
+_ADD_HISTORY: Final = insert(_HISTORY)
+
+
+def _lock_key(account_id: int) -> dict[str, int]:
+    digest = hashlib.sha256(f"atrium-memory:{account_id}".encode()).digest()
+    return {"lock_key": int.from_bytes(digest[:8], "big", signed=True)}
+
+
 async def lock_writes(session: AsyncSession, *, account_id: int) -> None:
     """PostgreSQL: the account's memory writes take turns until they commit, so the numbers of
     their `memory_changes` rows are in commit order and a reader that has seen number n has
     seen every change before it (SQLite has one writer at a time anyway). Taken before any
     row of the write, so two writers never wait on each other's rows while holding it. 63
     bits of SHA-256: the lock's key is a bigint."""
-    if session.get_bind().dialect.name != "postgresql":
-        return
-    digest = hashlib.sha256(f"atrium-memory:{account_id}".encode()).digest()
-    key = int.from_bytes(digest[:8], "big", signed=True)
-    await session.execute(select(func.pg_advisory_xact_lock(key)))
+    if session.get_bind().dialect.name == "postgresql":
+        await session.execute(_LOCK, _lock_key(account_id))
 
 
 async def record_change(session: AsyncSession, *, account_id: int, item_seq: int) -> None:
-    """The item's change row, replaced by one numbered after every other change so far; one
-    statement (a put's cost is its round trips: SQLite's REPLACE deletes the old row and
-    inserts one with the next AUTOINCREMENT number)."""
-    if session.get_bind().dialect.name == "postgresql":
-        upsert = postgresql.insert(MemoryChange).values(account_id=account_id, item_seq=item_seq)
-        await session.execute(
-            upsert.on_conflict_do_update(
-                index_elements=[MemoryChange.item_seq],
-                set_={"seq": func.nextval(func.pg_get_serial_sequence("memory_changes", "seq"))},
-            )
-        )
-        return
-    await session.execute(
-        insert(MemoryChange)
-        .prefix_with("OR REPLACE")
-        .values(account_id=account_id, item_seq=item_seq)
-    )
+    """The item's change row, replaced by one numbered after every other change so far."""
+    statement = _CHANGE[session.get_bind().dialect.name]
+    await session.execute(statement, {"account_id": account_id, "item_seq": item_seq})
+
+
+@dataclass(frozen=True, slots=True)
+class Stored:
+    """What the database holds of a written item beyond what its writer gave."""
+
+    seq: int
+    id: str
+    created_at: datetime
+
+
+def write_item(session: Session, *, item: dict[str, Any], history: dict[str, Any]) -> Stored:
+    """One put, in the caller's transaction: the write lock (`lock_writes`), the item's row
+    inserted or, under the same (account, namespace, key), its value, texts, vector, expiry
+    and `updated_at` replaced (live or expired: the same row and id), its history row and its
+    change row: four statements (five with PostgreSQL's lock). `item` holds every column but
+    `seq`; `history` every one but `item_id`, which is the stored row's."""
+    connection = session.connection()
+    dialect = connection.dialect.name
+    account_id = item["account_id"]
+    if dialect == "postgresql":
+        connection.execute(_LOCK, _lock_key(account_id))
+    row = connection.execute(_UPSERT[dialect], item).one()
+    stored = Stored(row[0], row[1], row[2])
+    connection.execute(_ADD_HISTORY, {**history, "item_id": stored.id})
+    connection.execute(_CHANGE[dialect], {"account_id": account_id, "item_seq": stored.seq})
+    return stored
 
 
 async def last_change(session: AsyncSession, *, account_id: int) -> int:
@@ -316,17 +374,23 @@ async def history(
     ).all()
 
 
-async def purge_expired(session: AsyncSession, *, account_id: int, now: datetime) -> None:
-    """Delete up to `PURGE_BATCH` of the account's expired items (their history stays)."""
+def purge_expired(session: Session, *, now: datetime, limit: int) -> int:
+    """Delete up to `limit` expired items of any account (their history stays); how many.
+    Account by account through the (account_id, expires_at) index, not a scan of the items."""
     expired = (
         select(MemoryItem.seq)
-        .where(
+        .select_from(Account)
+        .join(
+            MemoryItem,
             and_(
-                MemoryItem.account_id == account_id,
+                MemoryItem.account_id == Account.id,
                 MemoryItem.expires_at.is_not(None),
                 MemoryItem.expires_at <= now,
-            )
+            ),
         )
-        .limit(PURGE_BATCH)
+        .limit(limit)
     )
-    await session.execute(delete(MemoryItem).where(MemoryItem.seq.in_(expired)))
+    deleted = session.execute(
+        delete(_ITEMS).where(_ITEMS.c.seq.in_(expired)).returning(_ITEMS.c.seq)
+    ).all()
+    return len(deleted)

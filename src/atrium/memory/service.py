@@ -3,14 +3,15 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import timedelta
-from typing import Any, Final
+from typing import Any, Final, TypeVar
 
-from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession
+from sqlalchemy.orm import Session
 
+from atrium.db.engine import Database
 from atrium.db.models import MemoryItem, MemoryItemHistory
 from atrium.errors import InvalidParameter
 from atrium.kit.cursor import decode_cursor, split_page
@@ -27,6 +28,7 @@ MAX_LIST_LIMIT: Final = 200
 # Over-fetched for `filter`, which is checked here rather than in SQL (JSON paths differ
 # between the two databases): the first matches among this many text hits are returned.
 _FILTER_SCAN: Final = 500
+T = TypeVar("T")
 
 
 @dataclass(frozen=True, slots=True)
@@ -68,14 +70,16 @@ def _record(
 
 
 async def put_item(
-    session: AsyncSession,
+    db: Database,
     *,
     account_id: int,
     data: MemoryPut,
     writer: Writer,
     embedder: Embedder | None = None,
 ) -> MemoryItem:
-    """Create the item, or replace the value of the one under the same (namespace, key)."""
+    """Create the item, or replace the value of the one under the same (namespace, key), in a
+    transaction of its own (committed when this returns). The item returned is not attached
+    to a session."""
     segments = namespaces.check(data.namespace, parameter="namespace")
     if len(json.dumps(data.value, separators=(",", ":"))) > MAX_VALUE_BYTES:
         raise InvalidParameter("value", f"value is over {MAX_VALUE_BYTES} bytes as JSON")
@@ -84,55 +88,65 @@ async def put_item(
     if embedder is not None and search_text.strip():
         vectors = await embedder.embed([search_text], kind="document")
         embedding = vectors[0].tobytes()
-    await repository.lock_writes(session, account_id=account_id)
-    now = utcnow()
-    await repository.purge_expired(session, account_id=account_id, now=now)
     path = namespaces.to_path(segments)
-    fields: dict[str, Any] = {
-        "value": data.value,
-        "text": data.text,
-        "search_text": search_text,
-        "embedding": embedding,
-        "embedding_model": embedder.name if embedder is not None and embedding else None,
-        "expires_at": now + timedelta(seconds=data.ttl_seconds) if data.ttl_seconds else None,
-        "updated_at": now,
-    }
-    item = await repository.by_key(
-        session, account_id=account_id, namespace_path=path, key=data.key
-    )
-    if item is None:
-        item = MemoryItem(
-            id=new_id("mem"),
-            account_id=account_id,
-            namespace=segments,
-            namespace_path=path,
+    model = embedder.name if embedder is not None and embedding else None
+
+    def write(session: Session) -> MemoryItem:
+        # The time is read under the account's write lock, as the changes are numbered.
+        now = utcnow()
+        fields: dict[str, Any] = {
+            "value": data.value,
+            "text": data.text,
+            "search_text": search_text,
+            "embedding": embedding,
+            "embedding_model": model,
+            "expires_at": now + timedelta(seconds=data.ttl_seconds) if data.ttl_seconds else None,
+            "updated_at": now,
+        }
+        given = {"account_id": account_id, "namespace": segments, "namespace_path": path}
+        stored = repository.write_item(
+            session,
+            item={**given, "id": new_id("mem"), "key": data.key, "created_at": now, **fields},
+            history=_history(given, data.key, "written", writer, data.value),
+        )
+        return MemoryItem(
+            seq=stored.seq,
+            id=stored.id,
             key=data.key,
-            created_at=now,
+            created_at=stored.created_at,
+            **given,
             **fields,
         )
-        try:
-            # A savepoint: a concurrent writer of the same key wins the insert, this one
-            # then replaces its value like any update.
-            async with session.begin_nested():
-                session.add(item)
-        except IntegrityError:
-            item = await repository.by_key(
-                session, account_id=account_id, namespace_path=path, key=data.key
-            )
-            if item is None:
-                raise
-            _update(item, fields)
-    else:
-        _update(item, fields)
-    _record(session, item, "written", writer, data.value)
-    await session.flush()
-    await repository.record_change(session, account_id=account_id, item_seq=item.seq)
-    return item
+
+    return await in_transaction(db, write)
 
 
-def _update(item: MemoryItem, fields: dict[str, Any]) -> None:
-    for name, value in fields.items():
-        setattr(item, name, value)
+async def in_transaction(db: Database, work: Callable[[Session], T]) -> T:
+    """`work` in a write transaction of its own. SQLite: the whole transaction in one hand-off
+    to the writer thread (`Database.write_sync`), not one per statement
+    (docs/decisions/0058-memory.md, "Cost of a put"). PostgreSQL: on the main pool
+    (`write_sync`'s few connections are the write batcher's)."""
+    if db.sqlite:
+        return await db.write_sync(work)
+    async with db.transaction() as session:
+        return await session.run_sync(work)
+
+
+def _history(
+    item: dict[str, Any], key: str, action: str, writer: Writer, value: Any
+) -> dict[str, Any]:
+    return {
+        "id": new_id("memh"),
+        "account_id": item["account_id"],
+        "action": action,
+        "namespace": list(item["namespace"]),
+        "key": key,
+        "value": value,
+        "api_key_id": writer.api_key_id,
+        "run_id": writer.run_id,
+        "tool_call_id": writer.tool_call_id,
+        "created_at": utcnow(),
+    }
 
 
 async def get_item(session: AsyncSession, *, account_id: int, item_id: str) -> MemoryItem:

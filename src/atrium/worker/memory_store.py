@@ -73,15 +73,14 @@ class RunMemoryStore:
         except ValidationError as exc:
             raise _refused(exc) from None
         try:
-            async with self.db.transaction() as session:
-                item = await service.put_item(
-                    session,
-                    account_id=self.account_id,
-                    data=data,
-                    writer=self._writer(tool_call_id),
-                    embedder=self.embedder,
-                )
-                return item.id
+            item = await service.put_item(
+                self.db,
+                account_id=self.account_id,
+                data=data,
+                writer=self._writer(tool_call_id),
+                embedder=self.embedder,
+            )
+            return item.id
         except (InvalidParameter, EmbeddingsUnavailable) as exc:
             raise MemoryRefused(exc.message) from None
 
