@@ -89,17 +89,20 @@ async def _files(
     return found
 
 
+# A point read that every run's execution makes (most runs have no input): built once, so
+# each read skips building the statement and its cache key.
+_RUN_INPUT = select(Run.input).where(Run.id == bindparam("b_run_id"))
+
+
 async def model_input(
     db: Database, settings: Settings, *, account_id: int, run_id: str
 ) -> ModelInput:
     """The run's input parts, with their bytes read now (a file deleted since the run was
     created is named as deleted)."""
-    # A point read: every run's execution makes it, and most runs have no input.
-    query = select(Run.input).where(Run.id == bindparam("b_run_id"))
 
     def read(conn: Connection) -> list[StoredPart] | None:
         # What `input_parts.checked_input` stored, as JSON.
-        found: list[StoredPart] | None = conn.scalar(query, {"b_run_id": run_id})
+        found: list[StoredPart] | None = conn.scalar(_RUN_INPUT, {"b_run_id": run_id})
         return found
 
     parts = await db.point_read(read)
