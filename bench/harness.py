@@ -297,6 +297,8 @@ _ACTIVITIES = [
     ("run_events (atrium/runs/api/endpoints", "GET events (endpoint)"),
     ("(sse_starlette/", "SSE streaming (sse-starlette, RunEventStream)"),
     ("RunEventStream", "SSE streaming (sse-starlette, RunEventStream)"),
+    # A stream is sent by its request's task, inside the middleware: named before them.
+    ("EventStreamResponse", "SSE streaming (sse-starlette, RunEventStream)"),
     ("(openai/", "model stream: openai SDK"),
     ("(atrium/runtime/openai_client", "model stream: atrium's OpenAI-compatible client"),
     ("(aiohttp/", "model stream: aiohttp"),
