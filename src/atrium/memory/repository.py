@@ -32,8 +32,8 @@ from sqlalchemy.orm import Session
 
 from atrium.db.models import Account, MemoryChange, MemoryItem, MemoryItemHistory
 from atrium.kit.cursor import Position, older_than
+from atrium.kit.ids import looks_like_id
 
-ID_PATTERN: Final = re.compile(r"^[A-Za-z0-9_-]{1,40}$")
 _FTS = table("memory_items_fts", column("rowid", Integer))
 _ITEMS: Final = cast(Table, MemoryItem.__table__)
 _HISTORY: Final = cast(Table, MemoryItemHistory.__table__)
@@ -64,7 +64,7 @@ async def by_key(
 async def live_by_id(
     session: AsyncSession, *, account_id: int, item_id: str, now: datetime
 ) -> MemoryItem | None:
-    if not ID_PATTERN.match(item_id):
+    if not looks_like_id(item_id):
         return None
     return await session.scalar(
         select(MemoryItem).where(
@@ -411,7 +411,7 @@ async def by_seqs(
 async def history(
     session: AsyncSession, *, account_id: int, item_id: str
 ) -> Sequence[MemoryItemHistory]:
-    if not ID_PATTERN.match(item_id):
+    if not looks_like_id(item_id):
         return []
     return (
         await session.scalars(
