@@ -17,12 +17,9 @@ from __future__ import annotations
 import asyncio
 import json
 from collections.abc import AsyncIterator, Awaitable, Callable
-from datetime import UTC, datetime
 
-from sse_starlette import EventSourceResponse, ServerSentEvent
-from sse_starlette import sse as _sse
-from sse_starlette.event import ensure_bytes
-from starlette.types import Message, Receive, Scope, Send
+from sse_starlette import EventSourceResponse
+from starlette.types import Message, Send
 
 from atrium.db.engine import Database
 from atrium.db.models import TERMINAL_KINDS
@@ -169,168 +166,13 @@ def sse_frame(message: EventMessage) -> bytes:
 
 
 class EventStreamResponse(EventSourceResponse):
-    """sse-starlette's response, streamed by the request's own task.
-
-    sse-starlette runs each stream in an anyio task group of four tasks (the frames, the
-    pings, the server's exit, the client's disconnect) and ends it by cancelling the three
-    still waiting: three tasks, their cancel scopes, and a `CancelledError` each whose
-    traceback holds a dozen frames in reference cycles, left to the garbage collector, per
-    stream (docs/decisions/0066-cpu-per-run-profile.md). Here the frames are sent by the
-    request's task; a ping is a timer; the disconnect is read by one task that ends by itself
-    once the response is complete (the server answers `http.disconnect` then); a disconnect or
-    the server's exit cancels the request's task, as the task group did. Anything this does
-    not cover (HEAD, a send timeout, a data sender, a cooperative shutdown) goes to
-    sse-starlette."""
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if (
-            scope["type"] != "http"
-            or scope["method"].upper() == "HEAD"
-            or self.send_timeout is not None
-            or self.data_sender_callable is not None
-            or self._shutdown_event is not None
-        ):
-            await super().__call__(scope, receive, send)
-            return
-        await _Streaming(self, receive, send).run()
-        if self.background is not None:
-            await self.background()
+    """sse-starlette's response without a cancel scope around each send when no send timeout
+    is set (atrium sets none): `move_on_after(None)` never cancels, but entering and leaving
+    an anyio cancel scope per frame is a measurable part of streaming
+    (docs/decisions/0027-sse-frames-written-once.md)."""
 
     async def _send_with_timeout(self, send: Send, message: Message) -> None:
         if self.send_timeout is None:
             await send(message)
         else:  # pragma: no cover - atrium sets no send timeout
             await super()._send_with_timeout(send, message)
-
-
-class _Streaming:
-    """One stream of an `EventStreamResponse`, in the task of its request."""
-
-    def __init__(self, response: EventStreamResponse, receive: Receive, send: Send) -> None:
-        self.response = response
-        self.receive = receive
-        self.send = send
-        self.task = asyncio.current_task()
-        self.loop = asyncio.get_running_loop()
-        self.stopped = False  # by a disconnect or the server's exit: the task was cancelled
-        self.complete = False
-        self.pinging: asyncio.Task[None] | None = None
-        # A ping and the last frame are never sent at once (sse-starlette's rule; its anyio
-        # lock yields to the loop even when free, this one does not).
-        self.lock = asyncio.Lock()
-        self.ping_timer: asyncio.TimerHandle | None = None
-
-    async def run(self) -> None:
-        response = self.response
-        watcher = self.loop.create_task(self._watch_disconnect())
-        exiting = _ExitHook(self._stop)
-        shutdown = _sse._get_shutdown_state()
-        try:
-            shutdown.events.add(exiting)  # type: ignore[arg-type]  # it only calls set()
-            _sse._ensure_watcher_started_on_this_loop()
-            await self.send(
-                {
-                    "type": "http.response.start",
-                    "status": response.status_code,
-                    "headers": response.raw_headers,
-                }
-            )
-            if _sse.AppStatus.should_exit:  # the server is stopping: no stream starts
-                return
-            self._schedule_ping()
-            await self._frames()
-            async with self.lock:
-                response.active = False
-                self.complete = True
-                await self.send({"type": "http.response.body", "body": b"", "more_body": False})
-        except asyncio.CancelledError:
-            if not self.stopped or self.task is None or self.task.uncancel() > 0:
-                raise
-        finally:
-            response.active = False
-            shutdown.events.discard(exiting)
-            if self.ping_timer is not None:
-                self.ping_timer.cancel()
-            if self.pinging is not None and not self.pinging.done():
-                self.pinging.cancel()
-            # The server answers the watcher's receive once the response is complete; any
-            # other end (or a server that does not) cancels it.
-            self.loop.call_soon(_cancel_if_pending, watcher)
-
-    async def _frames(self) -> None:
-        response = self.response
-        frames = response.body_iterator
-        try:
-            async for data in frames:
-                chunk = ensure_bytes(data, response.sep)
-                await self.send({"type": "http.response.body", "body": chunk, "more_body": True})
-        except BaseException:
-            # Stopped at a send, the iterator waits at its `yield`: close it now, so its
-            # cleanup (the stream's slot) runs before the error goes on.
-            aclose = getattr(frames, "aclose", None)
-            if aclose is not None:
-                await aclose()
-            raise
-
-    def _stop(self) -> None:
-        if not self.stopped and not self.complete and self.task is not None:
-            self.stopped = True
-            self.task.cancel()
-
-    async def _watch_disconnect(self) -> None:
-        while not self.complete:
-            message = await self.receive()
-            if message["type"] == "http.disconnect":
-                if not self.complete:
-                    self.response.active = False
-                    self._stop()
-                return
-
-    def _schedule_ping(self) -> None:
-        interval = self.response.ping_interval
-        if interval > 0 and not self.complete:
-            self.ping_timer = self.loop.call_later(interval, self._ping_due)
-
-    def _ping_due(self) -> None:
-        self.ping_timer = None
-        if not self.stopped and not self.complete:
-            self.pinging = self.loop.create_task(self._ping())
-
-    async def _ping(self) -> None:
-        response = self.response
-        ping = (
-            response.ping_message_factory()
-            if response.ping_message_factory
-            else ServerSentEvent(comment=f"ping - {datetime.now(UTC)}", sep=response.sep)
-        )
-        try:
-            async with self.lock:
-                if response.active:
-                    await self.send(
-                        {
-                            "type": "http.response.body",
-                            "body": ensure_bytes(ping, response.sep),
-                            "more_body": True,
-                        }
-                    )
-        except Exception:  # a failed ping ends the stream, as a failed frame does
-            self._stop()
-            return
-        self._schedule_ping()
-
-
-class _ExitHook:
-    """Stands for an `anyio.Event` among those sse-starlette's shutdown watcher sets."""
-
-    __slots__ = ("_on_set",)
-
-    def __init__(self, on_set: Callable[[], None]) -> None:
-        self._on_set = on_set
-
-    def set(self) -> None:
-        self._on_set()
-
-
-def _cancel_if_pending(task: asyncio.Task[None]) -> None:
-    if not task.done():
-        task.cancel()
