@@ -18,6 +18,7 @@ from fastapi import FastAPI
 from redis.asyncio import Redis
 
 from atrium.app import create_app
+from atrium.runs.events.broker import RedisBroker
 from atrium.settings import Settings
 from atrium.worker.process import run_worker_process
 from tests.runs.helpers import create_run, read_stream
@@ -81,4 +82,40 @@ async def test_a_worker_process_hears_wakeups_and_serves_events_without_receivin
         loop = asyncio.get_running_loop()
         for signum in (signal.SIGINT, signal.SIGTERM):
             loop.remove_signal_handler(signum)
+        await redis.aclose()
+
+
+async def test_a_wakeup_wakes_one_worker_process_with_room(
+    settings: Settings, redis_url: str
+) -> None:
+    """A queued run wakes one worker process, not all of them (each woken worker tries a claim,
+    and all but one find nothing: decision 0063); a process without room leaves it to others."""
+    redis = Redis.from_url(redis_url)
+    prefix = f"{settings.redis_prefix}-wake"
+    await redis.delete(f"{prefix}:wake")
+    api = RedisBroker(redis, prefix=prefix, control=False)
+    workers = [RedisBroker(redis, prefix=prefix, events=False) for _ in range(3)]
+    woken = [0, 0, 0]
+    room = [True, True, False]
+    for index, broker in enumerate(workers):
+
+        def listener(index: int = index) -> None:
+            woken[index] += 1
+
+        def ready(index: int = index) -> bool:
+            return room[index]
+
+        broker.on_wake(listener, ready=ready)
+    try:
+        for broker in (api, *workers):
+            await broker.start()
+        for _ in range(6):
+            api.wake_workers()
+        await asyncio.sleep(1.0)  # every token popped, and a second delivery would show
+        assert sum(woken) == 6 and woken[2] == 0
+        assert await redis.llen(f"{prefix}:wake") == 0
+    finally:
+        for broker in (api, *workers):
+            await broker.stop()
+        await redis.delete(f"{prefix}:wake")
         await redis.aclose()

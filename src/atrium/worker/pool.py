@@ -1,9 +1,9 @@
 """A pool of run executions in one process: claim loop, lease heartbeat, recovery of lost runs.
 
-Workers wake the moment a run is queued (the broker's wake-up: in-process, or Redis across
-processes); the poll every `run_poll_seconds` is only a safety net. A run whose lease runs out
-(its worker died) is re-queued with its attempt count kept, and failed with `WORKER_LOST` once
-it has used `run_max_attempts`.
+Workers wake the moment a run is queued (the broker's wake-up: in-process, or across processes
+one worker process with room, through Redis); the poll every `run_poll_seconds` is only a
+safety net. A run whose lease runs out (its worker died) is re-queued with its attempt count
+kept, and failed with `WORKER_LOST` once it has used `run_max_attempts`.
 """
 
 from __future__ import annotations
@@ -81,7 +81,7 @@ class WorkerPool:
             raise RuntimeError("this worker pool is already running")
         if self._owns_batcher:
             self.batcher.start()
-        self.broker.on_wake(self.wake)
+        self.broker.on_wake(self.wake, ready=self._has_room)
         self.broker.on_cancel(self._cancel)
         self._loops = [
             asyncio.create_task(self._claim_loop(), name="atrium-claim"),
@@ -136,6 +136,10 @@ class WorkerPool:
 
     def wake(self) -> None:
         self._wake.set()
+
+    def _has_room(self) -> bool:
+        """Claiming, with a free slot: a wake-up meant for one worker process is worth taking."""
+        return bool(self._loops) and len(self._executions) < self.settings.worker_concurrency
 
     def _cancel(self, run_id: str) -> None:
         execution = self._executions.get(run_id)

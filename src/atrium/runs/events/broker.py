@@ -3,8 +3,9 @@
 Events are persisted before they are published, so the broker may lose nothing that matters: a
 stream that misses a message (a full queue, a Redis hiccup) notices the gap in the sequence
 numbers and re-reads the database. Embedded deployments use the in-process broker; with
-`ATRIUM_REDIS_URL` two Redis channels carry them between processes: run events to the processes
-that serve streams, wake-ups and cancel requests to the processes that run workers.
+`ATRIUM_REDIS_URL` two Redis channels carry events and cancel requests between processes (run
+events to the processes that serve streams, cancel requests to the processes that run workers),
+and a Redis list carries wake-ups, each to one worker process.
 """
 
 from __future__ import annotations
@@ -25,6 +26,11 @@ from atrium.runs.events.shapes import EventMessage
 
 log = logging.getLogger("atrium.runs.events.broker")
 _QUEUE_SIZE = 256
+# Wake-up tokens kept at most (one a queued run); how long a pop blocks before it checks again
+# that its process has room, and how often a full process checks.
+_WAKE_TOKENS = 10_000
+_WAKE_BLOCK_SECONDS = 5.0
+_FULL_RECHECK_SECONDS = 0.1
 
 
 @dataclass(slots=True, eq=False)
@@ -50,6 +56,7 @@ class Broker:
     def __init__(self) -> None:
         self._subscriptions: dict[str, set[Subscription]] = {}
         self._wake_listeners: list[Callable[[], None]] = []
+        self._wake_ready: list[Callable[[], bool]] = []
         self._cancel_listeners: list[Callable[[str], None]] = []
 
     async def start(self) -> None:
@@ -71,8 +78,13 @@ class Broker:
                 if not subscribers:
                     del self._subscriptions[run_id]
 
-    def on_wake(self, listener: Callable[[], None]) -> None:
+    def on_wake(
+        self, listener: Callable[[], None], *, ready: Callable[[], bool] = lambda: True
+    ) -> None:
+        """Call `listener` when runs are queued. `ready`: whether it can take a run now (a
+        wake-up meant for one process goes to one that can)."""
         self._wake_listeners.append(listener)
+        self._wake_ready.append(ready)
 
     def on_cancel(self, listener: Callable[[str], None]) -> None:
         self._cancel_listeners.append(listener)
@@ -82,7 +94,8 @@ class Broker:
         self._deliver_events(run_id, events)
 
     def wake_workers(self) -> None:
-        """New work is queued: every worker should try to claim now."""
+        """New work is queued: this process's workers try to claim now (and, across processes,
+        one worker process that has room)."""
         self._deliver_wake()
 
     def request_cancel(self, run_id: str) -> None:
@@ -104,8 +117,9 @@ class Broker:
 
 
 class RedisBroker(Broker):
-    """The in-process broker plus two Redis pub/sub channels shared by the atrium processes:
-    `<prefix>:runs` carries run events, `<prefix>:control` wake-ups and cancel requests.
+    """The in-process broker plus, shared by the atrium processes through Redis: two pub/sub
+    channels, `<prefix>:runs` for run events and `<prefix>:control` for cancel requests, and a
+    list, `<prefix>:wake`, of wake-ups.
 
     A process subscribes only to what it uses: `events` for one that serves streams, `control`
     for one that runs workers. Every subscriber of a channel receives and decodes every message
@@ -114,6 +128,13 @@ class RedisBroker(Broker):
     with one worker, which got its own events back, 2.6 ms summed over three; decision 0063).
     Local readers are served directly (no round trip); messages from this process that come
     back through Redis are recognised by their origin and skipped.
+
+    A wake-up is a token pushed on the list, and one worker process with room pops it (BLPOP):
+    a queued run wakes one worker, which claims it, instead of every worker, each trying a claim
+    that all but one lose (decision 0063). A claim takes every claimable run up to its batch, so
+    a token may find its run already taken: one empty claim, not one per worker process. A full
+    process leaves tokens to others; its own free slot makes it claim anyway. Wake-ups published
+    on the control channel (by an older version) are still heard.
     """
 
     def __init__(
@@ -123,6 +144,8 @@ class RedisBroker(Broker):
         self._redis = redis
         self._events_channel = f"{prefix}:runs"
         self._control_channel = f"{prefix}:control"
+        self._wake_list = f"{prefix}:wake"
+        self._takes_wake_ups = control
         self._channels = [
             channel
             for channel, wanted in (
@@ -133,9 +156,12 @@ class RedisBroker(Broker):
         ]
         self._origin = secrets.token_hex(8)
         self._listener: asyncio.Task[None] | None = None
+        self._wake_taker: asyncio.Task[None] | None = None
         self._pending: set[asyncio.Task[Any]] = set()
 
     async def start(self) -> None:
+        if self._takes_wake_ups:
+            self._wake_taker = asyncio.create_task(self._take_wake_ups(), name="atrium-wake")
         if not self._channels:
             return
         pubsub = self._redis.pubsub(ignore_subscribe_messages=True)
@@ -143,10 +169,11 @@ class RedisBroker(Broker):
         self._listener = asyncio.create_task(self._listen(pubsub), name="atrium-broker")
 
     async def stop(self) -> None:
-        if self._listener is not None:
-            self._listener.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._listener
+        for task in (self._listener, self._wake_taker):
+            if task is not None:
+                task.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await task
         if self._pending:
             await asyncio.gather(*self._pending, return_exceptions=True)
 
@@ -156,7 +183,9 @@ class RedisBroker(Broker):
 
     def wake_workers(self) -> None:
         super().wake_workers()
-        self._send(self._control_channel, {"t": "wake"})
+        task = asyncio.get_running_loop().create_task(self._push_wake_up())
+        self._pending.add(task)
+        task.add_done_callback(self._pending.discard)
 
     def request_cancel(self, run_id: str) -> None:
         super().request_cancel(run_id)
@@ -173,6 +202,33 @@ class RedisBroker(Broker):
             await self._redis.publish(channel, payload)
         except Exception:  # readers recover from the database; a lost message only adds lag
             log.warning("could not publish to redis", exc_info=True)
+
+    async def _push_wake_up(self) -> None:
+        try:
+            # Trimmed: with no worker running, tokens would pile up, one a run; a worker that
+            # starts claims the whole queue anyway.
+            pipe = self._redis.pipeline(transaction=False)
+            pipe.lpush(self._wake_list, "1")
+            pipe.ltrim(self._wake_list, 0, _WAKE_TOKENS - 1)
+            await pipe.execute()
+        except Exception:  # workers poll the queue; a lost wake-up only adds lag
+            log.warning("could not push a wake-up to redis", exc_info=True)
+
+    async def _take_wake_ups(self) -> None:
+        """Pop wake-ups while a listener has room, each handed to this process's workers."""
+        while True:
+            if not any(ready() for ready in self._wake_ready):
+                # Full (or no workers yet): the token is left to a process with room.
+                await asyncio.sleep(_FULL_RECHECK_SECONDS)
+                continue
+            try:
+                token = await self._redis.blpop([self._wake_list], timeout=_WAKE_BLOCK_SECONDS)
+            except Exception:
+                log.warning("taking wake-ups from redis failed; retrying", exc_info=True)
+                await asyncio.sleep(1.0)
+                continue
+            if token is not None:
+                self._deliver_wake()
 
     async def _listen(self, pubsub: Any) -> None:
         try:
