@@ -8,7 +8,9 @@ from typing import Any
 
 import httpx
 import pytest
+from fastapi import FastAPI
 
+from atrium.memory.vectors import vectors_of
 from tests.conftest import KeyFactory, bearer
 from tests.runs.helpers import create_run, wait_finished
 
@@ -154,3 +156,21 @@ async def test_an_agents_search_by_meaning_without_embedder_is_a_failed_call(
     result = await _tool_result(client, auth, agent_id, line)
     assert "memory_search failed: search by meaning needs an embeddings model" in result, result
     assert "ATRIUM_EMBEDDINGS_MODEL" in result
+
+
+async def test_an_agents_search_by_meaning_keeps_the_accounts_vectors(
+    client: httpx.AsyncClient, auth: dict[str, str], app: FastAPI
+) -> None:
+    """The worker's `memory_search` by meaning loads the account's vectors into the process's
+    index once, as the API's search does, instead of scanning the account at every call; a
+    later write is found (the index catches up)."""
+    await _put(client, auth, namespace=["users"], key="pets", value="two cats at home")
+    agent_id = await _memory_agent(client, auth)
+    vectors = vectors_of(app.state.db, app.state.settings)
+    before = vectors.nbytes  # the app serves other tests' accounts too
+    search = 'call memory_search {"query": "cat", "by_meaning": true, "limit": 1}'
+    assert '"key":"pets"' in await _tool_result(client, auth, agent_id, search)
+    assert vectors.nbytes > before
+    await _put(client, auth, namespace=["users"], key="pets", value="a dog called Rex")
+    await _put(client, auth, namespace=["users"], key="job", value="two cats at home, kept")
+    assert '"key":"job"' in await _tool_result(client, auth, agent_id, search)

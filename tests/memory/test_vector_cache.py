@@ -15,6 +15,7 @@ from asgi_lifespan import LifespanManager
 from fastapi import FastAPI
 
 from atrium.app import create_app
+from atrium.memory.vectors import vectors_of
 from atrium.settings import Settings
 from tests.conftest import bearer
 
@@ -52,7 +53,7 @@ async def _keys(client: httpx.AsyncClient, auth: dict[str, str], **body: Any) ->
 
 
 def _vectors(app: FastAPI) -> Any:
-    return app.state.memory_vectors
+    return vectors_of(app.state.db, app.state.settings)
 
 
 async def test_writes_of_one_app_are_found_by_the_other(

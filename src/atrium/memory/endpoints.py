@@ -23,7 +23,7 @@ from atrium.memory.schemas import (
     MemorySearch,
     MemorySearchResult,
 )
-from atrium.memory.vectors import VectorIndex
+from atrium.memory.vectors import VectorIndex, vectors_of
 
 # A body sent without Content-Type is read as JSON (what this group takes); the gateway already
 # answers 415 for any other declared type.
@@ -59,11 +59,7 @@ EmbedderDep = Annotated[Embedder | None, Depends(_embedder)]
 
 def _vectors(request: Request) -> VectorIndex:
     """The process's vectors of search by meaning (ATRIUM_MEMORY_VECTOR_CACHE_MB)."""
-    state = request.app.state
-    if not hasattr(state, "memory_vectors"):
-        state.memory_vectors = VectorIndex(int(state.settings.memory_vector_cache_mb * 2**20))
-    vectors: VectorIndex = state.memory_vectors
-    return vectors
+    return vectors_of(request.app.state.db, request.app.state.settings)
 
 
 @router.put("/items", responses=_EMBEDDINGS)

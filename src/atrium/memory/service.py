@@ -244,7 +244,7 @@ async def search(
     return _filtered(found, data)
 
 
-# Without a process's index (the worker's tools): every search scans the database.
+# Without a process's index: every search scans the database.
 _SCAN: Final = VectorIndex(0)
 
 

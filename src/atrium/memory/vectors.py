@@ -1,7 +1,8 @@
-"""Search by meaning: each API process keeps the vectors of an (account, embeddings model) in
-one numpy matrix and catches up with every process's writes before each search, reading the
-`memory_changes` rows numbered after the last one it applied. What does not fit the memory
-budget (`ATRIUM_MEMORY_VECTOR_CACHE_MB`) is scanned from the database instead, in chunks
+"""Search by meaning: each process keeps the vectors of an (account, embeddings model) in
+one numpy matrix, for the API's searches and the worker's memory tools alike, and catches up
+with every process's writes before each search, reading the `memory_changes` rows numbered
+after the last one it applied. What does not fit the memory budget
+(`ATRIUM_MEMORY_VECTOR_CACHE_MB`) is scanned from the database instead, in chunks
 (docs/decisions/0065-memory-vector-cache.md).
 
 Exact, not approximate: the product over 100,000 vectors of 384 dimensions takes ~10 ms;
@@ -14,14 +15,17 @@ import asyncio
 from collections import OrderedDict
 from datetime import datetime
 from typing import Final
+from weakref import WeakKeyDictionary
 
 import numpy as np
 import numpy.typing as npt
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from atrium.db.engine import Database
 from atrium.kit.time import as_utc
 from atrium.memory import repository
 from atrium.memory.embedders import Vectors
+from atrium.settings import Settings
 
 # Rows read from the database at a time: a scan holds one chunk (~50 MB at 384 dimensions).
 CHUNK: Final = 32_768
@@ -350,3 +354,17 @@ class VectorIndex:
             return candidates.result()
         self._entries[key] = entry
         return await asyncio.to_thread(entry.nearest, query, prefix_path, count, stamp)
+
+
+# One index per database a process uses (an app and its in-process worker share theirs).
+_OF_DATABASE: WeakKeyDictionary[Database, VectorIndex] = WeakKeyDictionary()
+
+
+def vectors_of(db: Database, settings: Settings) -> VectorIndex:
+    """This process's vectors of search by meaning on `db`, within
+    ATRIUM_MEMORY_VECTOR_CACHE_MB: the API's searches and the worker's memory tools use the
+    same one, so an agent's `memory_search` by meaning does not scan the account each call."""
+    index = _OF_DATABASE.get(db)
+    if index is None:
+        index = _OF_DATABASE[db] = VectorIndex(int(settings.memory_vector_cache_mb * 2**20))
+    return index

@@ -15,6 +15,7 @@ from atrium.files.image_urls import ImageUnavailable
 from atrium.files.model_input import model_input, without_bytes
 from atrium.kit.time import utcnow
 from atrium.memory.embedders import process_embedder
+from atrium.memory.vectors import vectors_of
 from atrium.providers.targets import ProviderTarget, ProviderUnavailable, target_of
 from atrium.runs.events import event_store
 from atrium.runs.lifecycle import Ending, Usage, writes
@@ -127,6 +128,7 @@ class RunExecution:
             self.claim.account_id,
             self.claim.run_id,
             embedder=process_embedder(self.recorder.settings),
+            vectors=vectors_of(self.recorder.db, self.recorder.settings),
         )
 
     async def _fitted_history(

@@ -18,6 +18,7 @@ from atrium.memory.blocks.errors import BlockNotFound
 from atrium.memory.embedders import Embedder
 from atrium.memory.errors import EmbeddingsUnavailable, MemoryItemNotFound
 from atrium.memory.schemas import MemoryPut, MemorySearch
+from atrium.memory.vectors import VectorIndex
 from atrium.runtime.sink import EditedBlock, FoundMemory, MemoryRefused
 
 
@@ -34,6 +35,8 @@ class RunMemoryStore:
     run_id: str
     # Writes store the search text's vector when an embedder is configured, as the API's do.
     embedder: Embedder | None = None
+    # The process's vectors for search by meaning (`memory.vectors.vectors_of`); None scans.
+    vectors: VectorIndex | None = None
 
     async def search(
         self, *, query: str, prefix: list[str], limit: int, by_meaning: bool = False
@@ -50,7 +53,11 @@ class RunMemoryStore:
         try:
             async with self.db.session(write=False) as session:
                 items = await service.search(
-                    session, account_id=self.account_id, data=data, embedder=self.embedder
+                    session,
+                    account_id=self.account_id,
+                    data=data,
+                    embedder=self.embedder,
+                    vectors=self.vectors,
                 )
         except (InvalidParameter, EmbeddingsUnavailable) as exc:
             raise MemoryRefused(exc.message) from None
