@@ -35,3 +35,30 @@ async def test_a_failed_round_is_logged_and_the_next_one_runs(
     assert [record.getMessage() for record in caplog.records] == ["it failed"]
     assert caplog.records[0].exc_info is not None
     await loop.stop()  # stopping twice is no error
+
+
+async def test_stop_lets_a_round_in_progress_finish_and_ends_the_wait_at_once() -> None:
+    """A round cut off while opening its database connection left that connection checked out
+    for good (the process's other writes then waited out their timeout at shutdown)."""
+    started = asyncio.Event()
+    finished: list[bool] = []
+
+    async def work() -> None:
+        started.set()
+        await asyncio.sleep(0.2)
+        finished.append(True)
+
+    loop = Repeating(
+        "test-loop", work, seconds=lambda: 3600, log=logging.getLogger("t"), failure="failed"
+    )
+    loop.start()
+    await asyncio.wait_for(started.wait(), timeout=5)
+    await loop.stop()
+    assert finished == [True]
+
+    loop.start()  # now stopped in its hour-long wait: at once
+    await asyncio.sleep(0.3)
+    begun = asyncio.get_running_loop().time()
+    await loop.stop()
+    assert asyncio.get_running_loop().time() - begun < 1
+    assert finished == [True, True]

@@ -1,18 +1,29 @@
 """A round of work repeated on the process's event loop until stopped (the maintenance loops:
-retention, the file sweep)."""
+retention, the file sweep, the memory purge)."""
 
 from __future__ import annotations
 
 import asyncio
 import logging
 from collections.abc import Awaitable, Callable
-from typing import Any
+from typing import Any, Final
+
+from atrium.kit.wait_event import wait_event
+
+# How long `stop` lets a round in progress finish before cancelling it.
+STOP_GRACE_SECONDS: Final = 10.0
 
 
 class Repeating:
     """Run `work` now and then every `seconds()` (read each time: a setting) until `stop`.
     A round of it that raises is logged as `failure` and the next one tries again: these loops
-    catch up by design, and one bad round must not end them for the life of the process."""
+    catch up by design, and one bad round must not end them for the life of the process.
+
+    `stop` ends the wait between rounds at once but lets a round in progress finish (up to
+    `STOP_GRACE_SECONDS`): a round cancelled while its database connection was being opened
+    left that connection checked out of the pool for good, and on SQLite the pool's one write
+    connection is every writer's turn, so the process's other writes then waited out their
+    timeout at shutdown."""
 
     def __init__(
         self,
@@ -29,20 +40,28 @@ class Repeating:
         self._log = log
         self._failure = failure
         self._task: asyncio.Task[None] | None = None
+        self._stopping = asyncio.Event()
 
     def start(self) -> None:
+        self._stopping = asyncio.Event()
         self._task = asyncio.create_task(self._loop(), name=self.name)
 
     async def stop(self) -> None:
-        if self._task is not None:
-            self._task.cancel()
-            await asyncio.gather(self._task, return_exceptions=True)
-            self._task = None
+        task = self._task
+        if task is None:
+            return
+        self._task = None
+        self._stopping.set()
+        try:
+            await asyncio.wait_for(asyncio.shield(task), timeout=STOP_GRACE_SECONDS)
+        except TimeoutError:
+            task.cancel()
+            await asyncio.gather(task, return_exceptions=True)
 
     async def _loop(self) -> None:
-        while True:
+        while not self._stopping.is_set():
             try:
                 await self._work()
             except Exception:
                 self._log.exception(self._failure)
-            await asyncio.sleep(self._seconds())
+            await wait_event(self._stopping, self._seconds())
