@@ -62,3 +62,26 @@ async def test_stop_lets_a_round_in_progress_finish_and_ends_the_wait_at_once() 
     await loop.stop()
     assert asyncio.get_running_loop().time() - begun < 1
     assert finished == [True, True]
+
+
+async def test_wait_first_runs_the_first_round_after_the_interval() -> None:
+    rounds: list[float] = []
+
+    async def work() -> None:
+        rounds.append(asyncio.get_running_loop().time())
+
+    loop = Repeating(
+        "test-loop",
+        work,
+        seconds=lambda: 0.3,
+        log=logging.getLogger("t"),
+        failure="failed",
+        wait_first=True,
+    )
+    begun = asyncio.get_running_loop().time()
+    loop.start()
+    await asyncio.sleep(0.1)
+    assert rounds == []
+    await asyncio.sleep(0.4)
+    await loop.stop()
+    assert len(rounds) == 1 and rounds[0] - begun >= 0.3

@@ -22,7 +22,7 @@ ITEMS = "/v1/memory/items"
 
 @pytest.fixture
 def settings_overrides() -> dict[str, object]:
-    # The app's own loop purges at start only: the counts below are this test's.
+    # The app's own loop waits a day before its first round: the counts below are this test's.
     return {"memory_purge_seconds": 86_400}
 
 
@@ -77,3 +77,19 @@ async def test_purge_runs_in_batches(
         assert (await client.put(ITEMS, json=body, headers=auth)).status_code == 200
     monkeypatch.setattr(expiry, "PURGE_BATCH", 2)
     assert await expiry.purge_expired(db, now=utcnow() + timedelta(minutes=2)) == 5
+
+
+@pytest.mark.parametrize("settings_overrides", [{"memory_purge_seconds": 0.2}])
+async def test_the_apps_own_loop_deletes_expired_items(
+    client: httpx.AsyncClient, db: Database, api_key: IssuedKey
+) -> None:
+    for key, ttl in (("brief", 1), ("kept", None)):
+        body = {"namespace": ["scratch"], "key": key, "value": key, "ttl_seconds": ttl}
+        response = await client.put(ITEMS, json=body, headers=bearer(api_key.key))
+        assert response.status_code == 200, response.text
+    assert await _count(db, api_key.account_id) == 2
+    deadline = asyncio.get_running_loop().time() + 10
+    while await _count(db, api_key.account_id) == 2:
+        assert asyncio.get_running_loop().time() < deadline, "the expired item is still there"
+        await asyncio.sleep(0.1)
+    assert await _count(db, api_key.account_id) == 1

@@ -15,7 +15,8 @@ STOP_GRACE_SECONDS: Final = 10.0
 
 
 class Repeating:
-    """Run `work` now and then every `seconds()` (read each time: a setting) until `stop`.
+    """Run `work` now (or, with `wait_first`, after `seconds()`) and then every `seconds()`
+    (read each time: a setting) until `stop`.
     A round of it that raises is logged as `failure` and the next one tries again: these loops
     catch up by design, and one bad round must not end them for the life of the process.
 
@@ -33,8 +34,10 @@ class Repeating:
         seconds: Callable[[], float],
         log: logging.Logger,
         failure: str,
+        wait_first: bool = False,
     ) -> None:
         self.name = name
+        self._wait_first = wait_first
         self._work = work
         self._seconds = seconds
         self._log = log
@@ -59,6 +62,8 @@ class Repeating:
             await asyncio.gather(task, return_exceptions=True)
 
     async def _loop(self) -> None:
+        if self._wait_first:
+            await wait_event(self._stopping, self._seconds())
         while not self._stopping.is_set():
             try:
                 await self._work()

@@ -37,8 +37,8 @@ async def purge_expired(db: Database, *, now: datetime) -> int:
 
 
 class MemoryPurge:
-    """The purge loop of one process (started by the app's lifespan): at start, then every
-    ATRIUM_MEMORY_PURGE_SECONDS."""
+    """The purge loop of one process (started by the app's lifespan): every
+    ATRIUM_MEMORY_PURGE_SECONDS, the first one that long after start."""
 
     def __init__(
         self, settings: Settings, db: Database, *, now: Callable[[], datetime] = utcnow
@@ -51,6 +51,9 @@ class MemoryPurge:
             seconds=lambda: settings.memory_purge_seconds,
             log=log,
             failure="deleting expired memory items failed; trying again later",
+            # Reads never return an expired item, so nothing is urgent at start: a round then
+            # was a write and a database connection at every process start.
+            wait_first=True,
         )
 
     def start(self) -> None:
