@@ -243,8 +243,8 @@ async def _requests(urls: list[str], key: str, count: int) -> float:
 
 
 def capped(args: argparse.Namespace) -> None:
-    """Workers 1→2→3 (one API process) and API processes 1→2→3 (`--fixed-workers`), each
-    atrium process in its own CPU group of `--quota` cores; PostgreSQL, Redis, the model
+    """Workers 1→2→3 (`--fixed-apis` API processes, one by default) and API processes 1→2→3
+    (`--fixed-workers`), each atrium process in its own CPU group of `--quota` cores; PostgreSQL, Redis, the model
     server and the followers outside them."""
     import streaming_bench
 
@@ -262,7 +262,11 @@ def capped(args: argparse.Namespace) -> None:
         warmup=10,
         profile=None,
     )
-    plan = [(1, w) for w in (1, 2, 3)] + [(a, args.fixed_workers) for a in (1, 2, 3)]
+    worker_sweep = [(args.fixed_apis, w) for w in (1, 2, 3)]
+    api_sweep = [(a, args.fixed_workers) for a in (1, 2, 3)]
+    plan = {"both": worker_sweep + api_sweep, "workers": worker_sweep, "apis": api_sweep}[
+        args.sweep
+    ]
     seen: dict[tuple[int, int], tuple[float, float, float]] = {}
     groups = CpuGroups(args.quota)
     previous = signal.signal(signal.SIGTERM, _interrupt)
@@ -322,13 +326,16 @@ def capped(args: argparse.Namespace) -> None:
         groups.close()
         signal.signal(signal.SIGTERM, previous)
     print(f"\n== capped summary ({args.quota:g} core per atrium process; uptime {_uptime()}) ==")
-    base_w = seen[(1, 1)][0]
-    for workers in (1, 2, 3):
-        rate, _rps, cal = seen[(1, workers)]
-        print(
-            f"1 API, {workers} worker(s): {rate:.1f} runs/s = {rate / base_w:.2f}x "
-            f"(cal {cal:.1f} ms)"
-        )
+    if args.sweep != "apis":
+        base_w = seen[(args.fixed_apis, 1)][0]
+        for workers in (1, 2, 3):
+            rate, _rps, cal = seen[(args.fixed_apis, workers)]
+            print(
+                f"{args.fixed_apis} API(s), {workers} worker(s): {rate:.1f} runs/s = "
+                f"{rate / base_w:.2f}x (cal {cal:.1f} ms)"
+            )
+    if args.sweep == "workers":
+        return
     base_a = seen[(1, args.fixed_workers)][1]
     for apis in (1, 2, 3):
         rate, rps, cal = seen[(apis, args.fixed_workers)]
@@ -384,6 +391,12 @@ def main() -> None:
     parser.add_argument("--chunks", type=int, default=20, help="capped: chunks an answer (20)")
     parser.add_argument("--requests", type=int, default=2000, help="capped: GETs timed (2000)")
     parser.add_argument("--fixed-workers", type=int, default=2, help="capped: API sweep (2)")
+    parser.add_argument(
+        "--fixed-apis", type=int, default=1, help="capped: API processes of the worker sweep (1)"
+    )
+    parser.add_argument(
+        "--sweep", choices=("both", "workers", "apis"), default="both", help="capped: which sweep"
+    )
     args = parser.parse_args()
     if args.capped:
         capped(args)
