@@ -244,8 +244,8 @@ async def _requests(urls: list[str], key: str, count: int) -> float:
 
 def capped(args: argparse.Namespace) -> None:
     """Workers 1→2→3 (`--fixed-apis` API processes, one by default) and API processes 1→2→3
-    (`--fixed-workers`), each atrium process in its own CPU group of `--quota` cores; PostgreSQL, Redis, the model
-    server and the followers outside them."""
+    (`--fixed-workers`), each atrium process in its own CPU group of `--quota` cores;
+    PostgreSQL, Redis, the model server and the followers outside them."""
     import streaming_bench
 
     why = CpuGroups.unavailable()
