@@ -127,6 +127,10 @@ def topology(shared_database: str, slow_llm: str, tmp_path: Path) -> Iterator[To
         ATRIUM_LLM_BASE_URL=slow_llm,
         ATRIUM_SSE_HEARTBEAT_SECONDS="1",
         ATRIUM_SSE_MAX_STREAMS_PER_KEY="1000",
+        # One PostgreSQL (100 connections) serves the whole suite beside these processes: at
+        # the default pool each may open up to 32 (sessions 10 + 10 overflow, point reads 10,
+        # the batcher 2), four of them 128, and a burst got "too many clients" on CI.
+        ATRIUM_DB_POOL_SIZE="4",
         PYTHONUNBUFFERED="1",
     )
     topo = Topology(env=env, tmp=tmp_path)
