@@ -21,9 +21,9 @@ class Repeating:
     catch up by design, and one bad round must not end them for the life of the process.
 
     `stop` ends the wait between rounds at once but lets a round in progress finish (up to
-    `STOP_GRACE_SECONDS`): a round cancelled while its database connection was being opened
-    left that connection checked out of the pool for good, and on SQLite the pool's one write
-    connection is every writer's turn, so the process's other writes then waited out their
+    `STOP_GRACE_SECONDS`): a round cancelled while its database connection is being opened
+    leaves that connection checked out of the pool for good, and on SQLite the pool's one write
+    connection is every writer's turn, so the process's other writes would wait out their
     timeout at shutdown."""
 
     def __init__(

@@ -1,8 +1,8 @@
 """Expired memory items deleted now and then by every API process.
 
 Reads never return an expired item (each filters on `expires_at`); this only gives the rows
-back. A put used to delete its account's expired items in its own transaction, a statement
-on every write (docs/decisions/0058-memory.md, "Cost of a put").
+back. Done here rather than in each put, which then writes only its own rows
+(docs/decisions/0058-memory.md, "Cost of a put").
 """
 
 from __future__ import annotations
@@ -52,7 +52,7 @@ class MemoryPurge:
             log=log,
             failure="deleting expired memory items failed; trying again later",
             # Reads never return an expired item, so nothing is urgent at start: a round then
-            # was a write and a database connection at every process start.
+            # would be a write and a database connection at every process start.
             wait_first=True,
         )
 
