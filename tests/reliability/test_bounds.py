@@ -194,6 +194,13 @@ async def test_event_streams_per_key_are_capped(
 @asynccontextmanager
 async def served(app: FastAPI) -> AsyncIterator[httpx.AsyncClient]:
     """The app on a loopback port (streams need a real server: ASGITransport buffers them)."""
+    async with serving(app) as (_server, client):
+        yield client
+
+
+@asynccontextmanager
+async def serving(app: FastAPI) -> AsyncIterator[tuple[uvicorn.Server, httpx.AsyncClient]]:
+    """`served`, with the server too (a test that stops it)."""
     port = free_port()
     config = uvicorn.Config(
         app, host="127.0.0.1", port=port, log_level="warning", lifespan="off", ws="none"
@@ -204,10 +211,10 @@ async def served(app: FastAPI) -> AsyncIterator[httpx.AsyncClient]:
         await asyncio.sleep(0.01)
     try:
         async with httpx.AsyncClient(base_url=f"http://127.0.0.1:{port}", timeout=10) as client:
-            yield client
+            yield server, client
     finally:
         server.should_exit = True
-        await task
+        await asyncio.wait_for(task, 20)
 
 
 async def _streams_are_capped(client: httpx.AsyncClient, auth: dict[str, str]) -> None:

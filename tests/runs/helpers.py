@@ -4,9 +4,12 @@ from __future__ import annotations
 
 import asyncio
 import json
+from collections.abc import AsyncIterator
 from typing import Any
 
 import httpx
+from pydantic_ai.messages import ModelMessage
+from pydantic_ai.models.function import AgentInfo
 
 RUNS = "/api/v1/public/agent/runs"
 TERMINAL = {"completed", "failed", "cancelled"}
@@ -80,3 +83,10 @@ async def read_stream(
                 if stop_after is not None and len(frames) >= stop_after:
                     return frames
     return frames
+
+
+async def talks_then_stalls(_messages: list[ModelMessage], _info: AgentInfo) -> AsyncIterator[str]:
+    """A streaming model that says a word, then keeps its run running for a minute."""
+    yield "thinking"
+    await asyncio.sleep(60)
+    yield " never"

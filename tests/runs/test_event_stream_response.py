@@ -1,25 +1,20 @@
 """The event stream's response on a real server: heartbeat comments while the run is quiet, a
-follower that leaves frees its stream, and a stopping server ends the streams still open
-(docs/decisions/0066-cpu-per-run-profile.md: the stream is sent by its request's own task)."""
+follower that leaves frees its stream, and a stopping server ends the streams still open."""
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
 
 import httpx
 import pytest
-import uvicorn
 from fastapi import FastAPI
-from pydantic_ai.messages import ModelMessage
-from pydantic_ai.models.function import AgentInfo, FunctionModel
+from pydantic_ai.models.function import FunctionModel
 
 from atrium.runtime.llm_models import ModelRegistry
-from tests.processes import free_port
+from tests.reliability.test_bounds import serving
 from tests.run_fixtures import AgentFactory
-from tests.runs.helpers import RUNS, create_run, parse_sse
+from tests.runs.helpers import RUNS, create_run, parse_sse, talks_then_stalls
 
 HEARTBEAT = 0.2
 
@@ -29,34 +24,10 @@ def settings_overrides() -> dict[str, object]:
     return {"sse_heartbeat_seconds": HEARTBEAT, "sse_max_streams_per_key": 1}
 
 
-async def _talks_then_stalls(_messages: list[ModelMessage], _info: AgentInfo) -> AsyncIterator[str]:
-    yield "thinking"
-    await asyncio.sleep(60)  # the run stays running for the whole test
-    yield " never"
-
-
-@asynccontextmanager
-async def _served(app: FastAPI) -> AsyncIterator[tuple[uvicorn.Server, httpx.AsyncClient]]:
-    port = free_port()
-    config = uvicorn.Config(
-        app, host="127.0.0.1", port=port, log_level="warning", lifespan="off", ws="none"
-    )
-    server = uvicorn.Server(config)
-    task = asyncio.create_task(server.serve())
-    while not server.started:  # noqa: ASYNC110 - uvicorn offers no event to wait on
-        await asyncio.sleep(0.01)
-    try:
-        async with httpx.AsyncClient(base_url=f"http://127.0.0.1:{port}", timeout=10) as client:
-            yield server, client
-    finally:
-        server.should_exit = True
-        await asyncio.wait_for(task, 20)
-
-
 async def _stalled_run(
     client: httpx.AsyncClient, auth: dict[str, str], make_agent: AgentFactory, models: ModelRegistry
 ) -> str:
-    models.register("test:stalls", FunctionModel(stream_function=_talks_then_stalls))
+    models.register("test:stalls", FunctionModel(stream_function=talks_then_stalls))
     agent_id = await make_agent(model="test:stalls")
     run = await create_run(client, auth, "take forever", agent_id=agent_id)
     run_id: str = run["run_id"]
@@ -73,7 +44,7 @@ async def test_a_quiet_stream_carries_heartbeats_between_its_events(
     run_id = await _stalled_run(client, auth, make_agent, models)
     text = ""
     async with (
-        _served(app) as (_, live),
+        serving(app) as (_, live),
         live.stream("GET", f"{RUNS}/{run_id}/events", headers=auth) as response,
     ):
         assert response.status_code == 200
@@ -96,7 +67,7 @@ async def test_a_follower_that_leaves_frees_its_stream(
 ) -> None:
     run_id = await _stalled_run(client, auth, make_agent, models)
     events = f"{RUNS}/{run_id}/events"
-    async with _served(app) as (_, live):
+    async with serving(app) as (_, live):
         for _ in range(3):  # one stream a key: each must be given back when its client leaves
             async with asyncio.timeout(10):
                 while True:
@@ -121,7 +92,7 @@ async def test_a_stopping_server_ends_the_streams_still_open(
     run_id = await _stalled_run(client, auth, make_agent, models)
     loop = asyncio.get_running_loop()
     async with (
-        _served(app) as (server, live),
+        serving(app) as (server, live),
         live.stream("GET", f"{RUNS}/{run_id}/events", headers=auth) as response,
     ):
         assert response.status_code == 200

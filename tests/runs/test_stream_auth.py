@@ -12,15 +12,14 @@ from typing import Any
 import httpx
 import pytest
 from fastapi import FastAPI
-from pydantic_ai.messages import ModelMessage
-from pydantic_ai.models.function import AgentInfo, FunctionModel
+from pydantic_ai.models.function import FunctionModel
 
 from atrium.auth.service import IssuedKey, revoke_key
 from atrium.db.engine import Database
 from atrium.runtime.llm_models import ModelRegistry
 from tests.reliability.test_bounds import served
 from tests.run_fixtures import AgentFactory
-from tests.runs.helpers import RUNS, create_run
+from tests.runs.helpers import RUNS, create_run, talks_then_stalls
 
 RECHECK = 0.3
 # Time the server may take beyond the re-check interval: the point read, the frame's trip, a
@@ -32,12 +31,6 @@ SLACK = 2.0
 def settings_overrides() -> dict[str, object]:
     # A quiet stream would otherwise wait for its next poll: 1 s doubling up to 16 s.
     return {"sse_auth_recheck_seconds": RECHECK, "sse_heartbeat_seconds": 0.2}
-
-
-async def _talks_then_stalls(_messages: list[ModelMessage], _info: AgentInfo) -> AsyncIterator[str]:
-    yield "thinking"
-    await asyncio.sleep(60)  # the run stays running for the whole test
-    yield " never"
 
 
 async def _frames(response: httpx.Response) -> AsyncIterator[dict[str, Any]]:
@@ -71,7 +64,7 @@ async def test_a_revoked_key_ends_its_open_stream_with_an_error_event(
     make_agent: AgentFactory,
     models: ModelRegistry,
 ) -> None:
-    models.register("test:stalls", FunctionModel(stream_function=_talks_then_stalls))
+    models.register("test:stalls", FunctionModel(stream_function=talks_then_stalls))
     agent_id = await make_agent(model="test:stalls")
     run = await create_run(client, auth, "take forever", agent_id=agent_id)
     async with (
@@ -105,7 +98,7 @@ async def test_a_valid_key_keeps_its_stream_past_many_rechecks(
     make_agent: AgentFactory,
     models: ModelRegistry,
 ) -> None:
-    models.register("test:stalls", FunctionModel(stream_function=_talks_then_stalls))
+    models.register("test:stalls", FunctionModel(stream_function=talks_then_stalls))
     agent_id = await make_agent(model="test:stalls")
     run = await create_run(client, auth, "take forever", agent_id=agent_id)
     async with (
