@@ -97,6 +97,33 @@ async def test_a_polyglot_is_what_its_bytes_say_and_its_name_must_agree(
     assert (await uploaded(client, auth, "doc.pdf", pdf_html))["content_type"] == "application/pdf"
 
 
+@pytest.mark.parametrize("settings_overrides", [{}], ids=["default types"])
+async def test_text_in_front_of_an_archive_is_no_text(
+    client: httpx.AsyncClient, auth: dict[str, str]
+) -> None:
+    """Past the sniffed head, every byte must still be text: a ZIP behind 10 KiB of notes
+    opens as an archive, so it is refused as the archive the allow-list refuses."""
+    archive = io.BytesIO()
+    with zipfile.ZipFile(archive, "w") as packed:
+        packed.writestr("payload.sh", "#!/bin/sh\necho hi\n")
+    notes = b"harmless notes\n" * 700  # 10,500 bytes: more than the head the sniffer reads
+    polyglot = notes + archive.getvalue()
+    assert zipfile.ZipFile(io.BytesIO(polyglot)).namelist() == ["payload.sh"]
+    message = refused(await upload(client, auth, "notes.txt", polyglot), "file")
+    assert "application/octet-stream, which is not allowed" in message
+    # Invalid UTF-8 or a NUL after the head, alone, is no text either.
+    for tail in (b"\xff\xfe", b"\x00"):
+        refused(await upload(client, auth, "notes.txt", notes + tail), "file")
+    # Text to its end is text, a character cut across the parser's chunks included.
+    long_text = ("é" * 700_000).encode()  # 1.4 MB: past the spool, in several chunks
+    assert (await uploaded(client, auth, "accents.txt", long_text))["content_type"] == (
+        "text/plain"
+    )
+    assert [
+        item["filename"] for item in (await client.get(FILES, headers=auth)).json()["data"]
+    ] == ["accents.txt"]
+
+
 async def test_an_empty_upload_is_a_400_naming_file(
     client: httpx.AsyncClient, auth: dict[str, str]
 ) -> None:

@@ -34,7 +34,9 @@ class FilePage:
 
 def _checked_type(settings: Settings, upload: Upload) -> str:
     try:
-        content_type = sniffed_type(upload.head, filename=upload.filename, declared=upload.declared)
+        content_type = sniffed_type(
+            upload.head, filename=upload.filename, declared=upload.declared, text=upload.text
+        )
     except Mismatch as exc:
         raise FileRefused(f"file {upload.filename!r} is refused: {exc}") from None
     if not allowed(content_type, settings.file_allowed_types):

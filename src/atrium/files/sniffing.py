@@ -1,11 +1,12 @@
 """What an upload really is: its content type from its bytes, never from what the client says.
 
 `filetype` reads the magic numbers of binary formats (images, PDF, archives, executables).
-Bytes it does not recognise are text when they decode as UTF-8 without NUL; a text file's
-extension then says which text type it is (`.md`, `.csv`, `.json`). A file whose bytes are of
-one type and whose name or declared type say another (a PDF named `cat.png`, a polyglot that
-an image viewer and a PDF reader would both open) is refused: what a run's model is given and
-what a browser downloads must be what the user thinks it is.
+Bytes it does not recognise are text when all of them, not only the head, decode as UTF-8
+without NUL (a page of text in front of a ZIP is no text); a text file's extension then says
+which text type it is (`.md`, `.csv`, `.json`). A file whose bytes are of one type and whose
+name or declared type say another (a PDF named `cat.png`, a polyglot that an image viewer and
+a PDF reader would both open) is refused: what a run's model is given and what a browser
+downloads must be what the user thinks it is.
 """
 
 from __future__ import annotations
@@ -76,9 +77,12 @@ def _named_type(filename: str) -> str | None:
     return _SAME.get(guessed, guessed)
 
 
-def sniffed_type(head: bytes, *, filename: str, declared: str | None) -> str:
+def sniffed_type(
+    head: bytes, *, filename: str, declared: str | None, text: bool | None = None
+) -> str:
     """The content type of a file that starts with `head`; `Mismatch` when its name or its
-    declared type say it is something else."""
+    declared type say it is something else. `text`: whether the whole file is UTF-8 without
+    NUL (None: judged by `head` alone)."""
     kind = filetype.guess(head)
     named = _named_type(filename)
     claimed = None if declared in (None, "", OCTET_STREAM) else _SAME.get(declared, declared)
@@ -89,7 +93,7 @@ def sniffed_type(head: bytes, *, filename: str, declared: str | None) -> str:
             if said is not None and said != found:
                 raise Mismatch(f"its bytes are {found} but {source} says {said}")
         return found
-    if not is_text(head):
+    if not (is_text(head) if text is None else text):
         return OCTET_STREAM
     found = named if named is not None and is_text_type(named) else "text/plain"
     for said, source in ((named, "its name"), (claimed, "its declared type")):

@@ -6,6 +6,7 @@ whole in memory, so a 100 MB upload costs what a 1 MB one does.
 
 from __future__ import annotations
 
+import codecs
 import hashlib
 import tempfile
 from dataclasses import dataclass, field
@@ -40,10 +41,28 @@ class Upload:
     size: int = 0
     head: bytes = b""
     digest: Any = field(default_factory=hashlib.sha256)
+    # Whether every byte so far is UTF-8 without NUL: a text type is judged on the whole
+    # file, not its head, so binary after a page of text (a ZIP whose front is text) is no text.
+    text: bool = True
+    _utf8: codecs.IncrementalDecoder = field(
+        default_factory=lambda: codecs.getincrementaldecoder("utf-8")()
+    )
 
     @property
     def sha256(self) -> str:
         return str(self.digest.hexdigest())
+
+    def read_text(self, chunk: bytes, *, final: bool = False) -> None:
+        """Follow whether the file is still text after `chunk` (`final`: its last one)."""
+        if not self.text:
+            return
+        if b"\x00" in chunk:
+            self.text = False
+            return
+        try:
+            self._utf8.decode(chunk, final)
+        except UnicodeDecodeError:
+            self.text = False
 
     def close(self) -> None:
         self.spool.close()
@@ -104,6 +123,7 @@ class _Parts:
         if len(upload.head) < HEAD_BYTES:
             upload.head += chunk[: HEAD_BYTES - len(upload.head)]
         upload.digest.update(chunk)
+        upload.read_text(chunk)
         upload.spool.write(chunk)
 
     def on_part_end(self) -> None:
@@ -173,6 +193,7 @@ async def read_upload(request: Request, *, max_bytes: int) -> Upload:
     if upload.size == 0:
         upload.close()
         raise FileRefused("file is empty (0 bytes)")
+    upload.read_text(b"", final=True)
     return upload
 
 
