@@ -85,3 +85,28 @@ def test_cli_versions_and_aliases(server: Server, api_key: str) -> None:
     assert [a["name"] for a in json.loads(aliases.stdout)["data"]] == ["canary"]
     deleted = user.cli("agents", "alias", "delete", agent_id, "canary")
     assert deleted.returncode == 0 and "deleted" in deleted.stdout
+
+
+def test_cli_usage_of_an_agent_shows_its_versions(
+    server: Server, api_key: str, atrium: Client
+) -> None:
+    user = replace(server, env={**server.env, "ATRIUM_API_KEY": api_key, "COLUMNS": "200"})
+    agent = atrium.agents.create("Counted", config={"instructions": "one"})
+    atrium.agents.update(agent.agent_id, config={"instructions": "two"})
+    finished = [
+        atrium.runs.wait(atrium.runs.create("count me", agent_id=ref).run_id, timeout=30)
+        for ref in (f"{agent.agent_id}@1", f"{agent.agent_id}@2", f"{agent.agent_id}@2")
+    ]
+    assert [run.status for run in finished] == ["completed"] * 3
+
+    shown = user.cli("usage", "--agent", agent.agent_id)
+    assert shown.returncode == 0, shown.stderr
+    lines = shown.stdout.splitlines()
+    start = next(i for i, line in enumerate(lines) if line.startswith("By version"))
+    rows = [line.split() for line in lines[start:] if line.strip()[:1].isdigit()]
+    # version, runs, done: newest version first, each with the runs that executed it.
+    assert [row[:3] for row in rows] == [["2", "2", "2"], ["1", "1", "1"]]
+
+    every_agent = user.cli("usage")
+    assert every_agent.returncode == 0, every_agent.stderr
+    assert "By version" not in every_agent.stdout

@@ -530,6 +530,32 @@ def usage_table(report: UsageReport) -> Table:
     return table
 
 
+def usage_versions_table(report: UsageReport) -> Table | None:
+    """The agent's finished runs per version they executed, newest version first; None for a
+    report of every agent (it has no `versions`)."""
+    if not report.versions:
+        return None
+    table = Table(
+        title=f"By version (agent {report.agent_id})", title_justify="left", box=box.SIMPLE_HEAD
+    )
+    table.add_column("version", justify="right", no_wrap=True)
+    for header in ("runs", "done", "failed", "cancel", "tokens", "requests", "credits"):
+        table.add_column(header, justify="right", no_wrap=True)
+    for row in report.versions:
+        table.add_row(
+            # Runs created before agents had versions recorded none.
+            "none" if row.version is None else str(row.version),
+            str(row.runs),
+            str(row.completed),
+            str(row.failed),
+            str(row.cancelled),
+            str(row.input_tokens + row.output_tokens),
+            str(row.requests),
+            credits_text(row.credits),
+        )
+    return table
+
+
 def usage_chart(report: UsageReport, *, metric: str = "credits", width: int = 50) -> Text:
     """One bar per day, scaled to the busiest day (eighth-block resolution)."""
     values = [(day.date.isoformat(), _metric(day, metric)) for day in report.daily]

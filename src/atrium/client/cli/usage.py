@@ -48,7 +48,7 @@ def usage(
     url: UrlOption = None,
     api_key: KeyOption = None,
 ) -> None:
-    """Usage per day (UTC): a table and a bar chart."""
+    """Usage per day (UTC): a table and a bar chart; with --agent, its runs by version too."""
     if metric not in view.USAGE_METRICS:
         raise typer.BadParameter(f"one of {', '.join(view.USAGE_METRICS)}", param_hint="--metric")
     with client(url, api_key) as atrium:
@@ -62,3 +62,6 @@ def usage(
         return
     print_table(view.usage_table(report))
     console.print(view.usage_chart(report, metric=metric))
+    by_version = view.usage_versions_table(report)
+    if by_version is not None:
+        print_table(by_version)
