@@ -1,9 +1,11 @@
 """An agent's versions and aliases in Chromium against a real server: the versions an edit
 makes, the diff between two, a restore (the form shows the restored config), an alias with a
-split (a bad weight shown at its field first), and its deletion."""
+split (a bad weight shown at its field first), and its deletion; the Usage page of the agent
+shows its runs by version."""
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 from tests.dashboard.conftest import Server, shot
@@ -60,3 +62,24 @@ async def test_versions_diff_restore_and_aliases(page: Any, server: Server) -> N
         ).json()
     await page.goto(f"/dashboard/#/runs/{run['run_id']}")
     await expect(page.locator("dl.meta")).to_contain_text("Versioned · version 2")
+
+    # The Usage page of one agent counts its finished runs by version.
+    with api(server, key) as http:
+        for _ in range(300):
+            if (
+                http.get(f"/api/v1/public/agent/runs/{run['run_id']}").json()["status"]
+                == "completed"
+            ):
+                break
+            await asyncio.sleep(0.1)
+        else:
+            raise AssertionError("the run did not complete")
+    await page.goto(f"/dashboard/#/usage?agent={agent_id}")
+    by_version = page.locator("table.versions-usage tbody tr")
+    await expect(by_version).to_have_count(1)
+    await expect(by_version.locator("td[data-label='Version']")).to_have_text("Version 2")
+    await expect(by_version.locator("td[data-label='Runs']")).to_have_text("1")
+    await shot(page, "usage-by-version")
+    await page.goto("/dashboard/#/usage")
+    await expect(page.get_by_role("heading", level=2, name="By agent")).to_be_visible()
+    await expect(page.get_by_role("heading", level=2, name="By version")).to_have_count(0)

@@ -1,4 +1,5 @@
-// Usage (#/usage?start=…&end=…&agent=…): credits and runs per day, totals, per-agent table.
+// Usage (#/usage?start=…&end=…&agent=…): credits and runs per day, totals, per-agent table;
+// for one agent, its runs per version too.
 
 import { api } from "./api.js";
 import { barChart } from "./chart.js";
@@ -145,5 +146,27 @@ function drawReport(results, report, agents, agentId) {
           h("td", { "data-label": "Credits", class: "num" }, formatCredits(agent.credits)),
         ])))),
     ]),
+    report.versions ? versionsSection(report.versions) : null,
   );
+}
+
+// The chosen agent's finished runs per version they executed, newest version first.
+function versionsSection(versions) {
+  return h("section", { "aria-labelledby": "by-version" }, [
+    h("h2", { id: "by-version" }, "By version"),
+    versions.length === 0
+      ? h("p", { class: "muted" }, "No finished runs of this agent in the range.")
+      : h("table", { class: "cards versions-usage" },
+        h("thead", {}, h("tr", {}, ["Version", "Runs", "Completed", "Failed", "Cancelled", "Credits"].map(
+          (each) => h("th", { scope: "col", class: each === "Version" ? null : "num" }, each)))),
+        h("tbody", {}, versions.map((row) => h("tr", {}, [
+          // Runs created before agents had versions recorded none.
+          h("td", { "data-label": "Version" }, row.version === null ? "none" : `Version ${row.version}`),
+          h("td", { "data-label": "Runs", class: "num" }, formatInt(row.runs)),
+          h("td", { "data-label": "Completed", class: "num" }, formatInt(row.completed)),
+          h("td", { "data-label": "Failed", class: "num" }, formatInt(row.failed)),
+          h("td", { "data-label": "Cancelled", class: "num" }, formatInt(row.cancelled)),
+          h("td", { "data-label": "Credits", class: "num" }, formatCredits(row.credits)),
+        ])))),
+  ]);
 }
