@@ -2,18 +2,20 @@
 its spans, those of the lost attempt included (built from the stored events), and the attempt
 that took over is a `retry` span linked to the lost one.
 
-Two real `atrium serve` processes share one SQLite file, as in tests/worker/test_sigkill.py; the
-model is an OpenAI-compatible server run by this test that hangs on the second model request.
+Two real `atrium serve` processes share one database (a SQLite file as in
+tests/worker/test_sigkill.py, or a PostgreSQL database of the test's own); the model is an
+OpenAI-compatible server run by this test that hangs on the second model request.
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
 import pytest
 
+from tests.conftest import BACKENDS, POSTGRES_URL, _create_postgres_database
 from tests.runs.helpers import RUNS
 from tests.runtime.chat_server import ChatServer
 from tests.traces.helpers import CALLER_SPAN, CALLER_TRACE, TRACEPARENT, by_name, same_spans
@@ -29,12 +31,27 @@ def receiver() -> Iterator[OtlpReceiver]:
         yield served
 
 
+@pytest.fixture(params=BACKENDS)
+async def shared_database(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[str]:
+    """The database both processes use (`atrium serve` migrates it at start)."""
+    if request.param == "sqlite":
+        yield f"sqlite+aiosqlite:///{tmp_path / 'atrium.db'}"
+        return
+    assert POSTGRES_URL is not None
+    url, drop = await _create_postgres_database(POSTGRES_URL)
+    try:
+        yield url
+    finally:
+        await drop()
+
+
 async def test_a_lost_attempt_and_its_retry_are_linked(
-    tmp_path: Path, receiver: OtlpReceiver
+    tmp_path: Path, receiver: OtlpReceiver, shared_database: str
 ) -> None:
     async with ChatServer(stall_request=2) as chat:
         env = process_env(
             tmp_path,
+            database_url=shared_database,
             llm_base_url=chat.base_url,
             run_lease_seconds="1.5",
             run_heartbeat_seconds="0.5",
