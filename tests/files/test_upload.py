@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+from collections.abc import AsyncIterator
 from pathlib import Path
 
 import httpx
@@ -125,6 +126,33 @@ async def test_a_body_that_is_not_an_upload(
     )
     assert "one `file`" in refused(two, "file")
     assert (await client.get(FILES, headers=auth)).json()["data"] == []
+
+
+async def test_a_chunked_body_is_bounded_past_its_file(
+    client: httpx.AsyncClient, auth: dict[str, str]
+) -> None:
+    """Bytes after the closing boundary count towards the body's bound as the file's do: a
+    chunked upload of a small file followed by endless padding is refused, nothing kept."""
+    boundary = "atrium-bound"
+    head = (
+        f'--{boundary}\r\nContent-Disposition: form-data; name="file"; filename="a.txt"\r\n'
+        f"Content-Type: text/plain\r\n\r\nsmall\r\n--{boundary}--\r\n"
+    ).encode()
+
+    async def body(padding: int) -> AsyncIterator[bytes]:
+        yield head
+        for _ in range(padding // 65_536):
+            yield b"x" * 65_536
+
+    headers = {**auth, "Content-Type": f"multipart/form-data; boundary={boundary}"}
+    # 100,000 bytes of file and 65,536 of framing may come; 196,608 bytes after the end may not.
+    padded = await client.post(FILES, content=body(3 * 65_536), headers=headers)
+    assert "larger than 100000 bytes" in refused(padded, "file")
+    assert (await client.get(FILES, headers=auth)).json()["data"] == []
+    # A little after the closing boundary is the framing's allowance: taken.
+    made = await client.post(FILES, content=body(65_536), headers=headers)
+    assert made.status_code == 201, made.text
+    assert made.json()["size_bytes"] == len(b"small")
 
 
 async def test_another_accounts_file_is_unknown(

@@ -174,8 +174,15 @@ async def read_upload(request: Request, *, max_bytes: int) -> Upload:
         )
     }
     parser = MultipartParser(_boundary(request), callbacks)
+    # The whole body, framing and anything after the closing boundary included, is bounded
+    # as a declared length is: a chunked body is never read on past it.
+    body_limit = max_bytes + FRAMING_BYTES
+    received = 0
     try:
         async for chunk in request.stream():
+            received += len(chunk)
+            if received > body_limit:
+                raise _TooLarge
             parser.write(chunk)
         parser.finalize()
     except _TooLarge:
