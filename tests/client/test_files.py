@@ -64,7 +64,14 @@ def test_upload_run_with_file_and_image_download_artifact(atrium: Client, tmp_pa
     # The artifact the run wrote from it, downloaded, then given to another run by its id.
     [artifact] = done.artifacts or []
     path = atrium.runs.download_artifact(run.run_id, artifact.artifact_id, to=tmp_path / "out")
-    assert "Turn the plan into a checklist" in path.read_text()
+    written = path.read_text()
+    assert "Turn the plan into a checklist" in written
+    # Derived from the file and the image: the offline model lists what it was given.
+    assert (
+        f'- Received File {uploaded.file_id} "notes.md" (text/markdown, {uploaded.size_bytes} '
+        "bytes), beginning: '# Plan Ship the queue.'."
+    ) in written
+    assert f"given as an image of {image.size_bytes} bytes." in written
     review = atrium.runs.create(
         "Review", input=[{"type": "file", "artifact_id": artifact.artifact_id}]
     )

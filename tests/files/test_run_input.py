@@ -55,6 +55,14 @@ async def test_a_run_is_given_text_files_and_images(
         f'Received File {document["file_id"]} "spec.pdf" (application/pdf, '
         f"{document['size_bytes']} bytes), given as a document of {document['size_bytes']} bytes.",
     ]
+    # The artifact the run wrote is derived from its input: a line for each part.
+    [artifact] = done["artifacts"]
+    written = await client.get(
+        f"{RUNS}/{run['run_id']}/artifacts/{artifact['artifact_id']}/content", headers=auth
+    )
+    assert written.text.endswith(
+        "\n## Input\n\n" + "".join(f"- {line}\n" for line in done["result"].splitlines()[1:])
+    )
     # The thread's history names the image and the document, without their bytes.
     messages = (
         await client.get(f"/api/v1/public/threads/{run['thread_id']}/messages", headers=auth)
@@ -120,6 +128,8 @@ async def test_bad_input_parts_are_400s_naming_the_part_and_store_nothing(
     notes = await uploaded(client, auth, "notes.txt", b"text")
     other = bearer((await make_key("other-account")).key)
     theirs = await uploaded(client, other, "theirs.png", png())
+    their_run = await create_run(client, other, "Write yours")
+    [their_artifact] = (await wait_finished(client, other, their_run["run_id"]))["artifacts"]
 
     async def create(parts: list[dict[str, object]]) -> httpx.Response:
         return await client.post(RUNS, json={"prompt": "p", "input": parts}, headers=auth)
@@ -141,6 +151,12 @@ async def test_bad_input_parts_are_400s_naming_the_part_and_store_nothing(
         ([{"type": "file"}], "input.0", "exactly one"),
         ([{"type": "text", "text": "  "}], "input.0.text", "blank"),
         ([{"type": "file", "artifact_id": "art_missing"}], "input.0.artifact_id", "no artifact"),
+        (
+            [text, {"type": "file", "artifact_id": their_artifact["artifact_id"]}],
+            "input.1.artifact_id",
+            "no artifact",
+        ),
+        ([{"type": "text", "text": "x" * 32_001}], "input.0.text", "longer than 32000"),
     ]
     for parts, parameter, words in cases:
         assert words in refused(await create(parts), parameter), parts

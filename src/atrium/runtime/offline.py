@@ -13,7 +13,8 @@ A prompt without `call` lines keeps the first behaviour: the first request calls
 the thread's turn number (proving the thread history reached it).
 A prompt with input parts gets, after its opening line, a line for each (`_received`): a
 file's id, name, type and size, and an image's or document's byte count or a text's first
-characters, so what a run was given can be checked without a provider.
+characters, so what a run was given can be checked without a provider. The artifact lists
+the same lines under `## Input`: an artifact derived from the run's files.
 A summarising request (compaction's instructions, `runtime/compaction.py`) gets a summary that
 counts the prompts it covers and quotes the latest three.
 """
@@ -248,6 +249,8 @@ def _plan(messages: list[ModelMessage], info: AgentInfo) -> ToolCallPart | str:
     tool_names = {tool.name for tool in info.function_tools}
     if "write_artifact" in tool_names and not _artifact_written(turn):
         content = f"# Answer\n\nPrompt: {excerpt}\n\nThis is turn {len(prompts)} of the thread.\n"
+        if received:  # an artifact derived from the run's files: what it was given
+            content += "\n## Input\n\n" + "".join(f"- {line}\n" for line in received)
         args = {"name": ARTIFACT_NAME, "content": content, "mime_type": "text/markdown"}
         return ToolCallPart("write_artifact", args, tool_call_id="offline-write-artifact")
     wrote = f" I wrote {ARTIFACT_NAME}." if "write_artifact" in tool_names else ""
