@@ -6,7 +6,7 @@ from __future__ import annotations
 import httpx
 import pytest
 
-from tests.files.helpers import png, uploaded
+from tests.files.helpers import FILES, png, uploaded
 from tests.run_fixtures import AgentFactory
 from tests.runs.actions_helpers import LOOKUP, act, wait_status
 from tests.runs.helpers import create_run, wait_finished
@@ -68,3 +68,38 @@ async def test_text_past_the_budget_is_named_with_its_offset(
     # The budget is spent: the second file is named, its text left to read_file.
     assert '"b.txt" (text/plain, 13 bytes), beginning: "[13 more characters: read_file(' in result
     assert f"read_file returned: {text[40:]}" in result
+
+
+async def test_a_file_deleted_before_the_model_reads_it_is_named_as_deleted(
+    client: httpx.AsyncClient, auth: dict[str, str], make_agent: AgentFactory
+) -> None:
+    """Its bytes are read each time the run's model is given its input: deleted while the run
+    waits for its caller, the file is named as deleted when it resumes, and the run goes on."""
+    notes = await uploaded(client, auth, "notes.txt", b"Read me later.\n")
+    agent = await make_agent(tools=[LOOKUP])
+    run = await create_run(
+        client,
+        auth,
+        'call lookup {"word": "notes"}',
+        agent_id=agent,
+        input=[{"type": "file", "file_id": notes["file_id"]}],
+    )
+    waiting = await wait_status(client, auth, run["run_id"], "requires_action")
+    gone = await client.delete(f"{FILES}/{notes['file_id']}", headers=auth)
+    assert gone.status_code == 200, gone.text
+    [call] = waiting["required_action"]["tool_calls"]
+    answered = await act(
+        client,
+        auth,
+        run["run_id"],
+        {"tool_outputs": [{"tool_call_id": call["id"], "output": "a word"}]},
+    )
+    assert answered.status_code == 200, answered.text
+    done = await wait_finished(client, auth, run["run_id"])
+    assert done["status"] == "completed", done
+    assert (
+        f'Received File {notes["file_id"]} "notes.txt" (text/plain, 15 bytes): deleted before '
+        "the run started."
+    ) in done["result"]
+    assert "Read me later" not in done["result"]
+    assert done["input"][0]["filename"] == "notes.txt"  # the reference stays
