@@ -114,6 +114,12 @@ async def test_an_artifact_of_an_earlier_run_is_an_input(
         input=[{"type": "file", "artifact_id": artifact["artifact_id"]}],
     )
     assert run["input"][0]["run_id"] == first["run_id"]
+    as_image = await client.post(
+        RUNS,
+        json={"prompt": "p", "input": [{"type": "image", "artifact_id": artifact["artifact_id"]}]},
+        headers=auth,
+    )
+    assert "text/markdown, not an image" in refused(as_image, "input.0.artifact_id")
     reviewed = await wait_finished(client, auth, run["run_id"])
     assert (
         f'Received File {artifact["artifact_id"]} "answer.md" (text/markdown, '
