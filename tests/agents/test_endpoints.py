@@ -38,7 +38,9 @@ async def test_create_with_only_a_name_takes_the_defaults(
     response = await client.post("/v1/agents", json={"name": "  Researcher  "}, headers=auth)
     assert response.status_code == 201
     agent = response.json()
-    assert set(agent) == {"agent_id", "name", "description", "config", "created_at", "updated_at"}
+    assert set(agent) == {
+        "agent_id", "name", "description", "version", "config", "created_at", "updated_at"
+    }  # fmt: skip
     assert agent["agent_id"].startswith("agt_")
     assert agent["name"] == "Researcher"
     assert agent["description"] == ""

@@ -71,6 +71,9 @@ def test_cli_versions_and_aliases(server: Server, api_key: str) -> None:
     restored = user.cli("agents", "restore", agent_id, "1")
     assert restored.returncode == 0, restored.stderr
     assert "Version 1 restored as version 3, now live." in restored.stdout
+    shown = user.cli("agents", "get", agent_id)
+    assert shown.returncode == 0, shown.stderr
+    assert ["version", "3"] in [line.split() for line in shown.stdout.splitlines()]
 
     aliased = user.cli(
         "agents", "alias", "set", agent_id, "canary", "--version", "3",

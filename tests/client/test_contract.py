@@ -241,6 +241,7 @@ LOOSER: dict[tuple[str, str], str] = {
     ("UsageCounters", "requires_action"): _OLDER_SERVER,
     ("Run", "prompt"): _OLDER_SERVER,
     ("Run", "model"): _OLDER_SERVER,
+    ("Agent", "version"): _OLDER_SERVER,
     ("PageLinks", "first"): "Laravel's paginator; atrium's always sends a URL",
     ("PageLinks", "last"): "Laravel's paginator; atrium's always sends a URL",
     ("PageMeta", "path"): "Laravel's paginator; atrium's always sends the list's URL",

@@ -204,6 +204,10 @@ class AgentOut(BaseModel):
     agent_id: str
     name: str
     description: str
+    version: int = Field(
+        description="The number of the version `config` is: the one a run naming the agent "
+        "without `@` executes (`GET /v1/agents/{agent_id}/versions` lists them all)."
+    )
     config: AgentConfigOut
     created_at: str
     updated_at: str
@@ -214,6 +218,7 @@ class AgentOut(BaseModel):
             agent_id=agent.id,
             name=agent.name,
             description=agent.description,
+            version=agent.version,
             config=AgentConfigOut.of(agent.config),
             created_at=isoformat(agent.created_at),
             updated_at=isoformat(agent.updated_at),

@@ -426,6 +426,8 @@ def agent_details(agent: Agent) -> Table:
     table.add_row("agent", agent.agent_id)
     table.add_row("name", agent.name)
     table.add_row("description", agent.description)
+    if agent.version is not None:
+        table.add_row("version", str(agent.version))
     config = agent.config.model_dump(mode="json")
     for key, value in config.items():
         shown = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)

@@ -235,6 +235,7 @@ class Agent(_Model):
     agent_id: str
     name: str
     description: str
+    version: int | None = None  # the live version's number (None from an older server)
     config: AgentConfig
     created_at: datetime
     updated_at: datetime

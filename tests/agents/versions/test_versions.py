@@ -47,6 +47,27 @@ async def test_every_edit_is_a_version_an_identical_one_is_not(
     assert len({v["content_hash"] for v in versions}) == 3
 
 
+async def test_the_agent_says_which_version_is_live(
+    client: httpx.AsyncClient, auth: dict[str, str]
+) -> None:
+    created = await client.post(
+        AGENTS, json={"name": "Live", "config": {"instructions": "v1"}}, headers=auth
+    )
+    agent_id = created.json()["agent_id"]
+    shown = [created.json()["version"]]
+    shown.append((await edit(client, auth, agent_id, instructions="v2"))["version"])
+    shown.append((await edit(client, auth, agent_id, instructions="v2"))["version"])  # no version
+    renamed = await client.put(f"{AGENTS}/{agent_id}", json={"name": "Renamed"}, headers=auth)
+    shown.append(renamed.json()["version"])
+    await client.post(f"{AGENTS}/{agent_id}/versions/1/restore", headers=auth)
+    shown.append((await client.get(f"{AGENTS}/{agent_id}", headers=auth)).json()["version"])
+    assert shown == [1, 2, 2, 2, 3]
+    listed = (await client.get(AGENTS, headers=auth)).json()["data"]
+    assert [a["version"] for a in listed if a["agent_id"] == agent_id] == [3]
+    [live] = [v for v in await _versions(client, auth, agent_id) if v["live"]]
+    assert live["version"] == 3
+
+
 async def test_back_to_an_earlier_config_is_a_new_version_with_its_hash(
     client: httpx.AsyncClient, auth: dict[str, str]
 ) -> None:
