@@ -152,14 +152,14 @@ async def _report_drain(url: str, key: str, run_ids: list[str], workers: int) ->
 
 CGROUP_CPU = Path("/sys/fs/cgroup/cpu")
 PERIOD_US = 100_000
+MAX_SHARES = 262_144
 
 
 class CpuGroups:
     """cgroup v1 `cpu` child groups `atrium-bench-<hex>-<name>`, each with a CFS quota; every
     group made is removed by `close` (its processes moved back to the root group first)."""
 
-    def __init__(self, quota: float) -> None:
-        self.quota_us = int(quota * PERIOD_US)
+    def __init__(self) -> None:
         self.prefix = f"atrium-bench-{secrets.token_hex(3)}"
         self.made: list[Path] = []
 
@@ -174,12 +174,15 @@ class CpuGroups:
             return f"{CGROUP_CPU} is not writable"
         return None
 
-    def put(self, name: str, pid: int) -> None:
+    def put(self, name: str, pid: int, quota: float) -> None:
         group = CGROUP_CPU / f"{self.prefix}-{name}"
         group.mkdir()
         self.made.append(group)
         (group / "cpu.cfs_period_us").write_text(str(PERIOD_US))
-        (group / "cpu.cfs_quota_us").write_text(str(self.quota_us))
+        (group / "cpu.cfs_quota_us").write_text(str(int(quota * PERIOD_US)))
+        # The quota caps; the largest weight makes the cap also a guarantee on a busy machine
+        # (each process of the root group weighs 1024), as if the process had its own cores.
+        (group / "cpu.shares").write_text(str(MAX_SHARES))
         for task in [pid, *(c.pid for c in psutil.Process(pid).children(recursive=True))]:
             with contextlib.suppress(ProcessLookupError, OSError):
                 (group / "cgroup.procs").write_text(str(task))
@@ -268,7 +271,8 @@ def capped(args: argparse.Namespace) -> None:
         args.sweep
     ]
     seen: dict[tuple[int, int], tuple[float, float, float]] = {}
-    groups = CpuGroups(args.quota)
+    api_quota = args.api_quota or args.quota
+    groups = CpuGroups()
     previous = signal.signal(signal.SIGTERM, _interrupt)
     try:
         with streaming_bench.slow_llm(latency=args.latency, chunks=args.chunks) as base_url:
@@ -277,7 +281,8 @@ def capped(args: argparse.Namespace) -> None:
                 if (apis, workers) in seen:
                     continue
                 print(
-                    f"\n-- capped {args.quota:g} core each: {apis} API process(es), "
+                    f"\n-- capped {api_quota:g} core an API process, {args.quota:g} a worker: "
+                    f"{apis} API process(es), "
                     f"{workers} worker(s); uptime: {_uptime()} --",
                     flush=True,
                 )
@@ -287,9 +292,9 @@ def capped(args: argparse.Namespace) -> None:
                     try:
                         cluster.start_workers(workers)
                         for index, process in enumerate(cluster.apis):
-                            groups.put(f"api{index}", process.pid)
+                            groups.put(f"api{index}", process.pid, api_quota)
                         for index, process in enumerate(cluster.workers):
-                            groups.put(f"worker{index}", process.pid)
+                            groups.put(f"worker{index}", process.pid, args.quota)
                         processes = {
                             "api": [p.pid for p in cluster.apis],
                             "worker": [p.pid for p in cluster.workers],
@@ -325,7 +330,10 @@ def capped(args: argparse.Namespace) -> None:
     finally:
         groups.close()
         signal.signal(signal.SIGTERM, previous)
-    print(f"\n== capped summary ({args.quota:g} core per atrium process; uptime {_uptime()}) ==")
+    print(
+        f"\n== capped summary ({api_quota:g} core an API process, {args.quota:g} a worker; "
+        f"uptime {_uptime()}) =="
+    )
     if args.sweep != "apis":
         base_w = seen[(args.fixed_apis, 1)][0]
         for workers in (1, 2, 3):
@@ -386,6 +394,13 @@ def main() -> None:
     )
     parser.add_argument("--capped", action="store_true", help="each process in a CPU group")
     parser.add_argument("--quota", type=float, default=0.3, help="capped: cores a process (0.3)")
+    parser.add_argument(
+        "--api-quota",
+        type=float,
+        default=None,
+        help="capped: cores an API process (--quota): the worker sweep's fixed API processes "
+        "given room so that the workers are what it measures",
+    )
     parser.add_argument("--runs", type=int, default=300, help="capped: runs a burst (300)")
     parser.add_argument("--latency", type=float, default=2.0, help="capped: model seconds (2)")
     parser.add_argument("--chunks", type=int, default=20, help="capped: chunks an answer (20)")
