@@ -73,6 +73,37 @@ async def test_a_version_number_or_an_alias_runs_that_config(
     assert again.json()["agent_version"] == 1
 
 
+async def test_the_runs_list_takes_a_version_as_agent_id(
+    client: httpx.AsyncClient, auth: dict[str, str]
+) -> None:
+    agent_id = await new_agent(client, auth)
+    await edit(client, auth, agent_id, instructions="v2")
+    first = await _run(client, auth, f"{agent_id}@1")
+    second = await _run(client, auth, agent_id)
+
+    async def listed(**params: object) -> httpx.Response:
+        return await client.get(RUNS, params=params, headers=auth)
+
+    for reference, expected in ((f"{agent_id}@1", first), (f"{agent_id}@2", second)):
+        found = await listed(agent_id=reference)
+        assert found.status_code == 200, found.text
+        assert [run["run_id"] for run in found.json()["data"]] == [expected["run_id"]]
+    both = await listed(agent_id=f"{agent_id}@1", agent_version=1)
+    assert [run["run_id"] for run in both.json()["data"]] == [first["run_id"]]
+    # Runs record the version they executed, not an alias; a version and a different
+    # agent_version contradict: no run, and no 400 for a request the document allows.
+    await client.put(f"{AGENTS}/{agent_id}/aliases/prod", json={"version": 1}, headers=auth)
+    for params in (
+        {"agent_id": f"{agent_id}@3"},
+        {"agent_id": f"{agent_id}@prod"},
+        {"agent_id": f"{agent_id}@"},
+        {"agent_id": f"{agent_id}@1", "agent_version": 2},
+    ):
+        none = await listed(**params)
+        assert none.status_code == 200, none.text
+        assert none.json()["data"] == [], params
+
+
 @pytest.mark.parametrize(
     ("suffix", "status"),
     [("@9", 400), ("@canary", 400), ("@", 400), ("@Prod!", 400), ("@0", 400), ("@1@1", 400)],

@@ -44,7 +44,8 @@ def chosen_version(target: AliasTarget, run_id: str) -> int:
     return target.split_version if share_of(run_id) < target.split_weight else target.version
 
 
-def _number(ref: str) -> int | None:
+def version_number(ref: str) -> int | None:
+    """The version `ref` names (`3`), or None when it is no version number (an alias)."""
     if ref.isascii() and ref.isdigit() and len(ref) <= 10:
         number = int(ref)
         return number if 1 <= number <= _MAX_VERSION else None
@@ -57,7 +58,7 @@ async def agent_at(db: Database, *, account_id: int, reference: str, run_id: str
     agent_id, ref = split_reference(reference)
     if ref is None or not AGENT_ID_PATTERN.match(agent_id):
         raise AgentNotFound(reference)
-    number = _number(ref)
+    number = version_number(ref)
     if number is None and not ALIAS_PATTERN.match(ref):
         raise AgentReferenceUnknown(
             reference, "after @ comes a version number or an alias name (a-z, 0-9, - and _)"

@@ -141,7 +141,14 @@ async def list_runs(
         str | None,
         Query(description="Only runs in this status.", json_schema_extra={"enum": list(RunStatus)}),
     ] = None,
-    agent_id: Annotated[str | None, Query(max_length=40)] = None,
+    agent_id: Annotated[
+        str | None,
+        Query(
+            max_length=40,
+            description="Only the runs of this agent (`agt_…`), or of one of its versions "
+            "(`agt_…@3`; an alias matches no run: runs record the version they executed).",
+        ),
+    ] = None,
     thread_id: Annotated[str | None, Query(max_length=40)] = None,
     limit: Annotated[int, Query(ge=1, le=100)] = 20,
     cursor: CursorQuery = None,

@@ -25,7 +25,7 @@ from atrium.agents.errors import AgentNotFound
 from atrium.agents.model_check import ModelCheck
 from atrium.agents.repository import AgentForRun
 from atrium.agents.service import get_or_create_default_agent
-from atrium.agents.versions.resolve import SEPARATOR, agent_at
+from atrium.agents.versions.resolve import SEPARATOR, agent_at, split_reference, version_number
 from atrium.auth.service import key_still_valid
 from atrium.db.batcher import WriteBatcher
 from atrium.db.engine import Database
@@ -578,9 +578,19 @@ async def list_runs(
     schedule_id: str | None = None,
     agent_version: int | None = None,
 ) -> RunPage:
-    """A page of the account's runs, newest first, and the cursor of the next page."""
+    """A page of the account's runs, newest first, and the cursor of the next page.
+    `agent_id` may name a version (`agt_…@3`), as `agent_version` does."""
     if status is not None and status not in _STATUSES:
         raise InvalidParameter("status", f"status must be one of {', '.join(_STATUSES)}")
+    if agent_id is not None and SEPARATOR in agent_id:
+        agent_id, ref = split_reference(agent_id)
+        number = None if ref is None else version_number(ref)
+        # A run records the version it executed, not the alias it was created through: an
+        # alias (or a version other than `agent_version`) matches no run. Not a 400: the
+        # document cannot say so, and a request valid by it is not refused.
+        if number is None or agent_version not in (None, number):
+            return RunPage([], None)
+        agent_version = number
     before = decode_cursor(cursor) if cursor else None
     if any(
         value is not None and not looks_like_id(value)
