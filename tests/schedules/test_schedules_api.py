@@ -249,14 +249,71 @@ async def test_a_fired_run_records_the_agent_version_it_executes(
     bad = await client.get(RUNS, params={"agent_id": agent_id, "agent_version": 0}, headers=auth)
     assert bad.status_code == 400
     assert bad.json()["error"]["details"]["parameter"] == "agent_version"
-    # A schedule runs its agent's live version: a version or an alias is refused, saying so.
-    for reference in (f"{agent_id}@1", f"{agent_id}@prod"):
+
+
+async def test_a_schedule_runs_the_version_or_alias_its_agent_id_names(
+    client: httpx.AsyncClient, auth: dict[str, str], clock: Clock
+) -> None:
+    agent = await client.post(
+        "/v1/agents", json={"name": "Pinned", "config": {"instructions": "one"}}, headers=auth
+    )
+    agent_id = agent.json()["agent_id"]
+    await client.put(
+        f"/v1/agents/{agent_id}", json={"config": {"instructions": "two"}}, headers=auth
+    )
+    alias = f"/v1/agents/{agent_id}/aliases/prod"
+    await client.put(alias, json={"version": 1}, headers=auth)
+    pinned = await create(client, auth, cron="0 9 * * *", agent_id=f"{agent_id}@1", paused=True)
+    aliased = await create(client, auth, cron="0 9 * * *", agent_id=f"{agent_id}@prod", paused=True)
+    assert (pinned["agent_id"], aliased["agent_id"]) == (f"{agent_id}@1", f"{agent_id}@prod")
+
+    async def fire(schedule: dict) -> dict:
+        trigger = f"{SCHEDULES}/{schedule['schedule_id']}/trigger"
+        fired = (await client.post(trigger, headers=auth)).json()
+        assert fired["status"] == "fired", fired
+        run: dict = await wait_finished(client, auth, fired["run_id"])
+        return run
+
+    # Version 2 is live; the pinned schedule runs 1, the alias follows prod as it moves.
+    assert [(await fire(s))["agent_version"] for s in (pinned, aliased)] == [1, 1]
+    await client.put(alias, json={"version": 2}, headers=auth)
+    run = await fire(aliased)
+    assert (run["agent_id"], run["agent_version"]) == (agent_id, 2)
+    assert run["schedule_id"] == aliased["schedule_id"]
+
+    # A split's share of fired runs goes to its version, as for runs created by hand.
+    await client.put(
+        alias, json={"version": 1, "split": {"version": 2, "weight": 1.0}}, headers=auth
+    )
+    assert (await fire(aliased))["agent_version"] == 2
+
+    # An alias deleted later skips the firings, saying so; a PUT back to the plain id runs live.
+    await client.delete(alias, headers=auth)
+    trigger = f"{SCHEDULES}/{aliased['schedule_id']}/trigger"
+    skipped = (await client.post(trigger, headers=auth)).json()
+    assert (skipped["status"], skipped["reason"]) == ("skipped", "agent_missing")
+    assert "prod" in skipped["detail"]
+    plain = await client.put(
+        f"{SCHEDULES}/{aliased['schedule_id']}", json={"agent_id": agent_id}, headers=auth
+    )
+    assert plain.json()["agent_id"] == agent_id
+    assert (await fire(plain.json()))["agent_version"] == 2
+
+    # A version or an alias the agent does not have is a 400 naming agent_id; nothing stored.
+    before = len((await client.get(SCHEDULES, headers=auth)).json()["data"])
+    for reference in (f"{agent_id}@9", f"{agent_id}@canary", f"{agent_id}@Bad!", f"{agent_id}@"):
         response = await client.post(
             SCHEDULES,
             json={"prompt": "x", "cron": "0 9 * * *", "agent_id": reference},
             headers=auth,
         )
         assert response.status_code == 400, response.text
-        error = response.json()["error"]
-        assert error["details"]["parameter"] == "agent_id"
-        assert "live version" in error["message"]
+        assert response.json()["error"]["details"]["parameter"] == "agent_id"
+    assert len((await client.get(SCHEDULES, headers=auth)).json()["data"]) == before
+    unknown = await client.post(
+        SCHEDULES,
+        json={"prompt": "x", "cron": "0 9 * * *", "agent_id": "agt_nobody00000000000000@1"},
+        headers=auth,
+    )
+    assert unknown.status_code == 400
+    assert unknown.json()["error"]["details"]["parameter"] == "agent_id"

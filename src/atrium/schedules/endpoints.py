@@ -7,6 +7,7 @@ from typing import Annotated
 from fastapi import APIRouter, Path, Query, status
 
 from atrium.agents.model_check import ModelCheckDep
+from atrium.agents.versions.errors import AgentReferenceUnknown
 from atrium.analytics.errors import UsageRangeInvalid
 from atrium.http.deps import CurrentPrincipal, DatabaseDep, SessionDep, SettingsDep
 from atrium.http.openapi import error_responses
@@ -16,7 +17,6 @@ from atrium.runs.api.endpoints import BrokerDep
 from atrium.schedules import cron, scheduler, service
 from atrium.schedules.errors import (
     ScheduleAgentNotFound,
-    ScheduleAgentReference,
     ScheduleLimitReached,
     ScheduleNotFound,
     ScheduleThreadNotFound,
@@ -42,7 +42,7 @@ router = APIRouter(prefix="/schedules", tags=["schedules"], strict_content_type=
 _NOT_FOUND = error_responses(ScheduleNotFound)
 _CHECKS = (
     ScheduleAgentNotFound,
-    ScheduleAgentReference,
+    AgentReferenceUnknown,
     ScheduleThreadNotFound,
     ScheduleWindowInvalid,
 )

@@ -39,18 +39,6 @@ class ScheduleAgentNotFound(InvalidParameter):
         super().__init__("agent_id", f"no agent {agent_id[:64]!r} in this account")
 
 
-class ScheduleAgentReference(InvalidParameter):
-    """`agent_id` names a version or an alias (`agt_…@3`, `agt_…@prod`): a schedule runs its
-    agent's live version (docs/decisions/0064-versions-and-files-gaps.md)."""
-
-    def __init__(self, agent_id: str) -> None:
-        super().__init__(
-            "agent_id",
-            f"{agent_id[:80]!r}: a schedule runs the live version of its agent when it fires; "
-            "give the agent id without @version or @alias",
-        )
-
-
 class ScheduleWindowInvalid(InvalidParameter):
     """`ends_at` is not after `starts_at`."""
 

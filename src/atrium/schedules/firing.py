@@ -19,6 +19,8 @@ from zoneinfo import ZoneInfo
 from sqlalchemy.orm import Session
 
 from atrium.agents.config import AgentConfig, stored_config
+from atrium.agents.versions import repository as versions_repository
+from atrium.agents.versions.resolve import chosen_version, version_number
 from atrium.analytics.service import MICRO
 from atrium.db.models import CancelReason, Schedule, ScheduleFiring
 from atrium.kit.ids import new_id
@@ -53,8 +55,9 @@ class Outcome:
 
 @dataclass(frozen=True, slots=True)
 class _RunAgent:
-    """What a fired run executes: the agent's live config (the schedule's `config` on top)
-    and the number of the agent version it was taken from, read together when it fires."""
+    """What a fired run executes: the config of the agent's live version, or of the version
+    or alias the schedule names (the schedule's `config` on top), and that version's number,
+    read together when it fires."""
 
     config: AgentConfig
     version: int
@@ -166,8 +169,12 @@ def _write(
     skip, detail = plan.skip, plan.detail
     agent: _RunAgent | None = None
     earlier: list[busy_threads.UnfinishedRun] = []
+    # Made first: an alias's split is chosen by the run's id.
+    run_id = new_id("run")
     if skip is None:
-        skip, detail, agent, earlier = _checks(session, schedule, plan.fire_at, tz=tz)
+        skip, detail, agent, earlier = _checks(
+            session, schedule, plan.fire_at, tz=tz, run_id=run_id
+        )
     values: dict[str, Any] = {
         "id": new_id("fir"),
         "schedule_id": schedule.id,
@@ -189,7 +196,7 @@ def _write(
             )
             if stopped is not None:
                 outcome.announcements.append(stopped)
-        run, thread = _new_run(schedule, agent, now=now)
+        run, thread = _new_run(schedule, agent, run_id=run_id, now=now)
         outcome.announcements.append(moves.create(session, thread=thread, run=run, now=now))
         repository.set_firing_run(session, firing_id=values["id"], run_id=run.id)
         values["run_id"] = run.id
@@ -208,7 +215,7 @@ def _write(
 
 
 def _checks(
-    session: Session, schedule: Schedule, fire_at: datetime, *, tz: ZoneInfo
+    session: Session, schedule: Schedule, fire_at: datetime, *, tz: ZoneInfo, run_id: str
 ) -> tuple[str | None, str | None, _RunAgent | None, list[busy_threads.UnfinishedRun]]:
     """Whether a fire time may run: (skip reason, detail, what the run executes, the unfinished
     runs to cancel first)."""
@@ -221,6 +228,17 @@ def _checks(
     )
     if live is None:
         return "agent_missing", f"agent {schedule.agent_id} no longer exists", None, []
+    if schedule.agent_ref is not None:
+        live = _named_version(
+            session,
+            account_id=schedule.account_id,
+            agent_id=schedule.agent_id,
+            ref=schedule.agent_ref,
+            run_id=run_id,
+        )
+        if live is None:
+            detail = f"agent {schedule.agent_id} no longer has {schedule.agent_ref!r}"
+            return "agent_missing", detail, None, []
     cap = schedule.max_credits_per_day_micro
     if cap is not None:
         day = fire_at.astimezone(tz).date()
@@ -244,8 +262,28 @@ def _checks(
     return None, None, agent, earlier if schedule.on_overlap == "cancel_previous" else []
 
 
+def _named_version(
+    session: Session, *, account_id: int, agent_id: str, ref: str, run_id: str
+) -> tuple[dict[str, Any], int] | None:
+    """The config and number of the agent version `ref` names (a number, or an alias, its
+    split chosen by `run_id`), unless the alias or version is gone."""
+    conn = session.connection()
+    number = version_number(ref)
+    if number is None:
+        target = versions_repository.alias_target(
+            conn, account_id=account_id, agent_id=agent_id, name=ref
+        )
+        if target is None:
+            return None
+        number = chosen_version(target, run_id)
+    config = versions_repository.version_config(
+        conn, account_id=account_id, agent_id=agent_id, number=number
+    )
+    return None if config is None else (dict(config), number)
+
+
 def _new_run(
-    schedule: Schedule, agent: _RunAgent, *, now: datetime
+    schedule: Schedule, agent: _RunAgent, *, run_id: str, now: datetime
 ) -> tuple[NewRun, NewThread | None]:
     config = agent.config
     thread = None
@@ -254,7 +292,7 @@ def _new_run(
         thread = NewThread(id=new_id("thr"), account_id=schedule.account_id, created_at=now)
         thread_id = thread.id
     run = NewRun(
-        id=new_id("run"),
+        id=run_id,
         account_id=schedule.account_id,
         thread_id=thread_id,
         agent_id=schedule.agent_id,

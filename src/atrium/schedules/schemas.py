@@ -71,7 +71,12 @@ class ScheduleCreate(_Body):
     )
     cron: str = _CRON
     timezone: str = Field("UTC", description=_TIMEZONE.description)
-    agent_id: str | None = Field(None, description="Default: the account's default agent.")
+    agent_id: str | None = Field(
+        None,
+        description="The agent (`agt_…`, its live version when each run is queued), a version "
+        "of it (`agt_…@3`) or an alias (`agt_…@prod`, followed as it moves); default: the "
+        "account's default agent.",
+    )
     thread: str = Field(NEW_THREAD, description=_THREAD.description, max_length=40)
     metadata: dict[str, Any] | None = Field(None, description="Kept with every run it queues.")
     config: RunConfig | None = Field(None, description="Per-run config on top of the agent's.")
@@ -132,7 +137,7 @@ class ScheduleOut(BaseModel):
     model_config = ALWAYS_SENT
 
     schedule_id: str
-    agent_id: str
+    agent_id: str = Field(description="As given: `agt_…`, `agt_…@3` or `agt_…@prod`.")
     prompt: str
     cron: str
     timezone: str
@@ -154,7 +159,11 @@ class ScheduleOut(BaseModel):
         cap = schedule.max_credits_per_day_micro
         return cls(
             schedule_id=schedule.id,
-            agent_id=schedule.agent_id,
+            agent_id=(
+                schedule.agent_id
+                if schedule.agent_ref is None
+                else f"{schedule.agent_id}@{schedule.agent_ref}"
+            ),
             prompt=schedule.prompt,
             cron=schedule.cron,
             timezone=schedule.timezone,

@@ -14,6 +14,10 @@ from atrium.agents import repository as agents_repository
 from atrium.agents.config import AgentConfig, stored_config
 from atrium.agents.model_check import ModelCheck
 from atrium.agents.service import get_or_create_default_agent
+from atrium.agents.versions import repository as versions_repository
+from atrium.agents.versions.aliases import ALIAS_PATTERN
+from atrium.agents.versions.errors import AgentReferenceUnknown
+from atrium.agents.versions.resolve import split_reference, version_number
 from atrium.analytics.errors import UsageRangeInvalid
 from atrium.analytics.schemas import DailyUsage, UsageCounters
 from atrium.analytics.service import MICRO, parse_day
@@ -29,7 +33,6 @@ from atrium.runs.api.service import checked_metadata, checked_prompt
 from atrium.schedules import clock, cron, repository
 from atrium.schedules.errors import (
     ScheduleAgentNotFound,
-    ScheduleAgentReference,
     ScheduleLimitReached,
     ScheduleNotFound,
     ScheduleThreadNotFound,
@@ -71,24 +74,42 @@ async def _thread(session: AsyncSession, *, account_id: int, thread: str) -> str
     return thread
 
 
-async def _agent_id(
+async def _agent(
     session: AsyncSession, *, settings: Settings, account_id: int, agent_id: str | None
-) -> str:
+) -> tuple[str, str | None]:
+    """The agent the schedule's runs use and the version or alias after `@` (None: its live
+    version). The version or alias must exist now; an alias deleted later skips the firings."""
     if agent_id is None:
         agent = await get_or_create_default_agent(
             session, account_id=account_id, model=settings.default_model
         )
-        return agent.id
-    if "@" in agent_id:
-        raise ScheduleAgentReference(agent_id)
+        return agent.id, None
+    plain, ref = split_reference(agent_id)
     found = (
-        await agents_repository.get_live(session, account_id=account_id, agent_id=agent_id)
-        if _ID.match(agent_id)
+        await agents_repository.get_live(session, account_id=account_id, agent_id=plain)
+        if _ID.match(plain)
         else None
     )
     if found is None:
         raise ScheduleAgentNotFound(agent_id)
-    return found.id
+    if ref is not None:
+        await _check_reference(session, agent_id=found.id, reference=agent_id, ref=ref)
+    return found.id, ref
+
+
+async def _check_reference(
+    session: AsyncSession, *, agent_id: str, reference: str, ref: str
+) -> None:
+    number = version_number(ref)
+    if number is not None:
+        if await versions_repository.get(session, agent_id=agent_id, number=number) is None:
+            raise AgentReferenceUnknown(reference, f"the agent has no version {number}")
+    elif not ALIAS_PATTERN.match(ref):
+        raise AgentReferenceUnknown(
+            reference, "after @ comes a version number or an alias name (a-z, 0-9, - and _)"
+        )
+    elif await versions_repository.alias(session, agent_id=agent_id, name=ref) is None:
+        raise AgentReferenceUnknown(reference, f"the agent has no alias {ref!r}")
 
 
 async def _config(
@@ -129,7 +150,7 @@ async def create_schedule(
     if await repository.count(session, account_id=account_id) >= settings.schedule_max_per_account:
         raise ScheduleLimitReached(settings.schedule_max_per_account)
     thread_id = await _thread(session, account_id=account_id, thread=data.thread)
-    agent_id = await _agent_id(
+    agent_id, agent_ref = await _agent(
         session, settings=settings, account_id=account_id, agent_id=data.agent_id
     )
     now = clock.now(settings)
@@ -137,6 +158,7 @@ async def create_schedule(
         id=new_id("sch"),
         account_id=account_id,
         agent_id=agent_id,
+        agent_ref=agent_ref,
         prompt=prompt,
         cron=expression,
         timezone=data.timezone,
@@ -208,7 +230,7 @@ async def update_schedule(
     if data.thread is not None:
         values["thread_id"] = await _thread(session, account_id=account_id, thread=data.thread)
     if data.agent_id is not None:
-        values["agent_id"] = await _agent_id(
+        values["agent_id"], values["agent_ref"] = await _agent(
             session, settings=settings, account_id=account_id, agent_id=data.agent_id
         )
     for name in ("paused", "on_overlap", "on_missed"):

@@ -25,6 +25,9 @@ class Schedule(TimestampMixin, Base):
     id: Mapped[str] = mapped_column(String(40), primary_key=True)
     account_id: Mapped[int] = mapped_column(ForeignKey("accounts.id", ondelete="CASCADE"))
     agent_id: Mapped[str] = mapped_column(String(40))
+    # The version number or alias name its runs use (`agent_id@agent_ref`); None: the agent's
+    # live version when each run is queued.
+    agent_ref: Mapped[str | None] = mapped_column(String(40), default=None)
     prompt: Mapped[str] = mapped_column(Text)
     cron: Mapped[str] = mapped_column(String(200))
     timezone: Mapped[str] = mapped_column(String(64))
