@@ -197,10 +197,9 @@ async def burst(
     workers)."""
     meters = {group: [Meter(pid) for pid in pids] for group, pids in processes.items()}
 
-    def cpu() -> dict[str, float]:
+    def cpu_each() -> dict[str, list[float]]:
         return {
-            group: sum(m.cpu_seconds() for m in group_meters)
-            for group, group_meters in meters.items()
+            group: [m.cpu_seconds() for m in group_meters] for group, group_meters in meters.items()
         }
 
     limits = _burst_limits(args.runs)
@@ -223,17 +222,21 @@ async def burst(
         await asyncio.sleep(1)
         calibration = calibration_ms()
         tally = Tally()
-        cpu_before = cpu()
+        cpu_before = cpu_each()
         with py_spy(processes[next(iter(processes))][0], args.profile):
             started = time.perf_counter()
             await asyncio.gather(*(_one(http(i), agent_id, i, tally) for i in range(args.runs)))
             wall = tally.last_done - started
-            cpu_after = cpu()
+            cpu_after = cpu_each()
         calibration = min(calibration, calibration_ms())
         listed = await runs_of(clients[0], tally.run_ids)
         runs = [run for run in listed if run["finished_at"]]
         failures = [run.get("error") for run in listed if run["status"] == "failed"]
-    spent = {group: cpu_after[group] - cpu_before[group] for group in meters}
+    spent_each = {
+        group: [b - a for a, b in zip(cpu_before[group], cpu_after[group], strict=True)]
+        for group in meters
+    }
+    spent = {group: sum(each) for group, each in spent_each.items()}
     total = sum(spent.values())
     per_run_ms = total / args.runs * 1000
     first = min(stamp(run["started_at"]) for run in runs)
@@ -266,6 +269,15 @@ async def burst(
             + ", ".join(
                 f"{group} {seconds:.2f} s = {seconds / args.runs * 1000:.1f} ms/run"
                 for group, seconds in spent.items()
+            )
+        )
+    # A group of several processes: how evenly the burst's work spread over them.
+    spread = {group: each for group, each in spent_each.items() if len(each) > 1}
+    if spread:
+        print(
+            "  CPU s by process: "
+            + "; ".join(
+                f"{group} " + " / ".join(f"{s:.2f}" for s in each) for group, each in spread.items()
             )
         )
     peaks = ", ".join(
