@@ -87,7 +87,7 @@ def _table(found: dict[str, Any]) -> list[tuple[Any, ...]]:
 def test_eval_of_two_versions_through_the_cli(user: Server, atrium: Client, tmp_path: Path) -> None:
     agent_id, judge = _agents(atrium)
     dataset = _dataset(tmp_path, judge)
-    v1, v2 = f"{agent_id}@1", f"{agent_id}@2"
+    v1, v2 = f"{agent_id}@v1", f"{agent_id}@v2"  # as `@1`, `@2`
     done = user.cli("eval", str(dataset), "--agent", v1, "--agent", v2, "--json", timeout=180)
     assert done.returncode == 0, done.stderr
     found = json.loads(done.stdout)

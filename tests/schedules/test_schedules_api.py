@@ -264,8 +264,10 @@ async def test_a_schedule_runs_the_version_or_alias_its_agent_id_names(
     alias = f"/v1/agents/{agent_id}/aliases/prod"
     await client.put(alias, json={"version": 1}, headers=auth)
     pinned = await create(client, auth, cron="0 9 * * *", agent_id=f"{agent_id}@1", paused=True)
+    pinned_v = await create(client, auth, cron="0 9 * * *", agent_id=f"{agent_id}@v1", paused=True)
     aliased = await create(client, auth, cron="0 9 * * *", agent_id=f"{agent_id}@prod", paused=True)
     assert (pinned["agent_id"], aliased["agent_id"]) == (f"{agent_id}@1", f"{agent_id}@prod")
+    assert pinned_v["agent_id"] == f"{agent_id}@v1"
 
     async def fire(schedule: dict) -> dict:
         trigger = f"{SCHEDULES}/{schedule['schedule_id']}/trigger"
@@ -274,8 +276,8 @@ async def test_a_schedule_runs_the_version_or_alias_its_agent_id_names(
         run: dict = await wait_finished(client, auth, fired["run_id"])
         return run
 
-    # Version 2 is live; the pinned schedule runs 1, the alias follows prod as it moves.
-    assert [(await fire(s))["agent_version"] for s in (pinned, aliased)] == [1, 1]
+    # Version 2 is live; the pinned schedules run 1, the alias follows prod as it moves.
+    assert [(await fire(s))["agent_version"] for s in (pinned, pinned_v, aliased)] == [1, 1, 1]
     await client.put(alias, json={"version": 2}, headers=auth)
     run = await fire(aliased)
     assert (run["agent_id"], run["agent_version"]) == (agent_id, 2)
@@ -301,7 +303,13 @@ async def test_a_schedule_runs_the_version_or_alias_its_agent_id_names(
 
     # A version or an alias the agent does not have is a 400 naming agent_id; nothing stored.
     before = len((await client.get(SCHEDULES, headers=auth)).json()["data"])
-    for reference in (f"{agent_id}@9", f"{agent_id}@canary", f"{agent_id}@Bad!", f"{agent_id}@"):
+    for reference in (
+        f"{agent_id}@9",
+        f"{agent_id}@v9",
+        f"{agent_id}@canary",
+        f"{agent_id}@Bad!",
+        f"{agent_id}@",
+    ):
         response = await client.post(
             SCHEDULES,
             json={"prompt": "x", "cron": "0 9 * * *", "agent_id": reference},

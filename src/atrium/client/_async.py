@@ -1156,9 +1156,9 @@ class Evals(_Resource):
     ) -> Eval:
         """Run every case of `dataset` (a JSONL file, read and checked whole first: a bad line
         raises `DatasetError` naming it, and nothing runs) on every agent (`agt_…`,
-        `agt_…@prod`, `agt_…@2`), at most `concurrency` runs at a time; score each with its
-        checks (a `judge` check runs the judge agent); store the result and return it as the
-        server has it (credits, latency and versions from the runs)."""
+        `agt_…@prod`, `agt_…@2` or `agt_…@v2`), at most `concurrency` runs at a time; score
+        each with its checks (a `judge` check runs the judge agent); store the result and return
+        it as the server has it (credits, latency and versions from the runs)."""
         loaded = dataset if isinstance(dataset, evals.Dataset) else evals.load_dataset(dataset)
         names = list(dict.fromkeys(agents))
         if not names:

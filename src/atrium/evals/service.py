@@ -10,6 +10,7 @@ from typing import Any, Final
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from atrium.agents.versions.resolve import split_reference
 from atrium.db.models import TERMINAL_STATUSES, Evaluation, Run, RunStatus
 from atrium.evals import repository
 from atrium.evals.errors import EvalNotFound, EvalRefused
@@ -60,7 +61,7 @@ def _checked(body: EvalIn, runs: dict[str, Run]) -> list[dict[str, Any]]:
                 raise EvalRefused(f"{where}.run_id", f"no run with id {result.run_id!r}")
             if run.status not in TERMINAL_STATUSES:
                 raise EvalRefused(f"{where}.run_id", f"run {run.id!r} is still {run.status}")
-            base = result.agent.split("@", 1)[0]
+            base = split_reference(result.agent)[0]
             if agent_of.setdefault(result.agent, run.agent_id) != run.agent_id or (
                 base.startswith("agt_") and base != run.agent_id
             ):
@@ -99,7 +100,7 @@ def _agents(
     for ref in body.agents:
         used = [r for case in cases for r in case["results"] if r["agent"] == ref]
         versions = sorted({r["agent_version"] for r in used if r["agent_version"] is not None})
-        agent_id = runs[used[0]["run_id"]].agent_id if used else ref.split("@", 1)[0]
+        agent_id = runs[used[0]["run_id"]].agent_id if used else split_reference(ref)[0]
         agents.append({"ref": ref, "agent_id": agent_id, "versions": versions})
     return agents
 

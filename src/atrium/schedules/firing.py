@@ -20,7 +20,7 @@ from sqlalchemy.orm import Session
 
 from atrium.agents.config import AgentConfig, stored_config
 from atrium.agents.versions import repository as versions_repository
-from atrium.agents.versions.resolve import chosen_version, version_number
+from atrium.agents.versions.resolve import chosen_version, read_ref
 from atrium.analytics.service import MICRO
 from atrium.db.models import CancelReason, Schedule, ScheduleFiring
 from atrium.kit.ids import new_id
@@ -268,10 +268,14 @@ def _named_version(
     """The config and number of the agent version `ref` names (a number, or an alias, its
     split chosen by `run_id`), unless the alias or version is gone."""
     conn = session.connection()
-    number = version_number(ref)
-    if number is None:
+    named = read_ref(ref)
+    if named is None:
+        return None
+    if isinstance(named, int):
+        number = named
+    else:
         target = versions_repository.alias_target(
-            conn, account_id=account_id, agent_id=agent_id, name=ref
+            conn, account_id=account_id, agent_id=agent_id, name=named
         )
         if target is None:
             return None

@@ -74,8 +74,8 @@ class ScheduleCreate(_Body):
     agent_id: str | None = Field(
         None,
         description="The agent (`agt_…`, its live version when each run is queued), a version "
-        "of it (`agt_…@3`) or an alias (`agt_…@prod`, followed as it moves); default: the "
-        "account's default agent.",
+        "of it (`agt_…@3` or `agt_…@v3`) or an alias (`agt_…@prod`, followed as it moves); "
+        "default: the account's default agent.",
     )
     thread: str = Field(NEW_THREAD, description=_THREAD.description, max_length=40)
     metadata: dict[str, Any] | None = Field(None, description="Kept with every run it queues.")

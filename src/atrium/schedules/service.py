@@ -15,9 +15,8 @@ from atrium.agents.config import AgentConfig, stored_config
 from atrium.agents.model_check import ModelCheck
 from atrium.agents.service import get_or_create_default_agent
 from atrium.agents.versions import repository as versions_repository
-from atrium.agents.versions.aliases import ALIAS_PATTERN
 from atrium.agents.versions.errors import AgentReferenceUnknown
-from atrium.agents.versions.resolve import split_reference, version_number
+from atrium.agents.versions.resolve import MALFORMED, read_ref, split_reference
 from atrium.analytics.errors import UsageRangeInvalid
 from atrium.analytics.schemas import DailyUsage, UsageCounters
 from atrium.analytics.service import MICRO, parse_day
@@ -100,15 +99,13 @@ async def _agent(
 async def _check_reference(
     session: AsyncSession, *, agent_id: str, reference: str, ref: str
 ) -> None:
-    number = version_number(ref)
-    if number is not None:
-        if await versions_repository.get(session, agent_id=agent_id, number=number) is None:
-            raise AgentReferenceUnknown(reference, f"the agent has no version {number}")
-    elif not ALIAS_PATTERN.match(ref):
-        raise AgentReferenceUnknown(
-            reference, "after @ comes a version number or an alias name (a-z, 0-9, - and _)"
-        )
-    elif await versions_repository.alias(session, agent_id=agent_id, name=ref) is None:
+    named = read_ref(ref)
+    if named is None:
+        raise AgentReferenceUnknown(reference, MALFORMED)
+    if isinstance(named, int):
+        if await versions_repository.get(session, agent_id=agent_id, number=named) is None:
+            raise AgentReferenceUnknown(reference, f"the agent has no version {named}")
+    elif await versions_repository.alias(session, agent_id=agent_id, name=named) is None:
         raise AgentReferenceUnknown(reference, f"the agent has no alias {ref!r}")
 
 

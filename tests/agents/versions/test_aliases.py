@@ -7,7 +7,7 @@ import asyncio
 import httpx
 import pytest
 
-from tests.agents.versions.conftest import AGENTS, edit, new_agent
+from tests.agents.versions.conftest import AGENTS, RUNS, edit, new_agent
 from tests.conftest import KeyFactory, bearer
 
 
@@ -57,6 +57,8 @@ async def test_alias_crud(client: httpx.AsyncClient, auth: dict[str, str]) -> No
         ("3", {"version": 1}, "alias"),
         ("Prod", {"version": 1}, "alias"),
         ("a" * 33, {"version": 1}, "alias"),
+        ("v2", {"version": 1}, "alias"),  # names version 2
+        ("v10", {"version": 1}, "alias"),
     ],
 )
 async def test_bad_aliases_are_400_naming_the_parameter(
@@ -71,6 +73,29 @@ async def test_bad_aliases_are_400_naming_the_parameter(
     assert error["details"]["parameter"] == parameter
     listed = await client.get(f"{AGENTS}/{agent_id}/aliases", headers=auth)
     assert listed.json()["data"] == []  # nothing half-written
+
+
+async def test_v_and_a_number_is_a_version_never_an_alias(
+    client: httpx.AsyncClient, auth: dict[str, str]
+) -> None:
+    agent_id = await new_agent(client, auth)
+    await edit(client, auth, agent_id, instructions="v2")
+    refused = await _put(client, auth, agent_id, "v2", {"version": 1})
+    assert refused.status_code == 400, refused.text
+    error = refused.json()["error"]
+    assert (error["code"], error["details"]["parameter"]) == ("INVALID_PARAMETER", "alias")
+    assert "'v2' names version 2" in error["message"], error["message"]
+    # `v0` and `v01` name no version: aliases as before, and runs follow them.
+    for name in ("v0", "v01"):
+        made = await _put(client, auth, agent_id, name, {"version": 1})
+        assert made.status_code == 201, made.text
+        run = await client.post(
+            RUNS, json={"prompt": "hi", "agent_id": f"{agent_id}@{name}"}, headers=auth
+        )
+        assert run.status_code == 201, run.text
+        assert run.json()["agent_version"] == 1
+    listed = (await client.get(f"{AGENTS}/{agent_id}/aliases", headers=auth)).json()["data"]
+    assert [alias["name"] for alias in listed] == ["v0", "v01"]
 
 
 async def test_another_accounts_agent_is_not_found(

@@ -1,4 +1,4 @@
-"""A run records the agent version it executes: the live one, `agt_…@3` or `agt_…@alias`
+"""A run records the agent version it executes: the live one, `agt_…@3` (or `@v3`) or `agt_…@alias`
 (an alias's split chosen per run), and analytics count usage per version."""
 
 from __future__ import annotations
@@ -102,6 +102,42 @@ async def test_the_runs_list_takes_a_version_as_agent_id(
         none = await listed(**params)
         assert none.status_code == 200, none.text
         assert none.json()["data"] == [], params
+
+
+async def test_v_and_a_number_names_that_version(
+    client: httpx.AsyncClient, auth: dict[str, str]
+) -> None:
+    """`agt_…@v1` is `agt_…@1`: its run executes version 1's config (a text answer, where
+    version 2's output schema makes an object) and records 1, and the runs list takes it. `v0`
+    and `v01` name no version: aliases, which this agent does not have."""
+    agent_id = await new_agent(client, auth)
+    schema = {"type": "object", "properties": {"answer": {"type": "string"}}}
+    await edit(client, auth, agent_id, output_schema=schema)
+    first = await _run(client, auth, f"{agent_id}@v1")
+    second = await _run(client, auth, f"{agent_id}@v2")
+    assert [(r["agent_id"], r["agent_version"]) for r in (first, second)] == [
+        (agent_id, 1),
+        (agent_id, 2),
+    ]
+    done = [await wait_finished(client, auth, run["run_id"]) for run in (first, second)]
+    assert [run["status"] for run in done] == ["completed", "completed"]
+    assert isinstance(done[0]["result"], str) and "hello" in done[0]["result"], done[0]
+    assert isinstance(done[1]["result"], dict), done[1]
+    for reference, expected in ((f"{agent_id}@v1", [first]), (f"{agent_id}@v2", [second])):
+        listed = await client.get(RUNS, params={"agent_id": reference}, headers=auth)
+        assert [run["run_id"] for run in listed.json()["data"]] == [r["run_id"] for r in expected]
+    for suffix, problem in (
+        ("@v0", "no alias 'v0'"),
+        ("@v01", "no alias 'v01'"),
+        ("@v9", "no version 9"),
+    ):
+        response = await _create(client, auth, f"{agent_id}{suffix}")
+        assert response.status_code == 400, response.text
+        error = response.json()["error"]
+        assert error["details"]["parameter"] == "agent_id"
+        assert problem in error["message"], error["message"]
+        listed = await client.get(RUNS, params={"agent_id": f"{agent_id}{suffix}"}, headers=auth)
+        assert listed.json()["data"] == [], suffix
 
 
 @pytest.mark.parametrize(

@@ -15,11 +15,22 @@ from atrium.db.models import Agent, AgentAlias
 
 # Starts with a letter: `agt_…@3` is version 3, so a name can never be read as a number.
 ALIAS_PATTERN: Final = re.compile(r"^[a-z][a-z0-9_-]{0,31}$")
+# `v` and a number without a leading zero names that version (`agt_…@v3` is `agt_…@3`), so no
+# alias is given such a name; `v0` and `v01` name no version and may be aliases.
+VERSION_NAME: Final = re.compile(r"^v[1-9][0-9]*$")
 
 
 def checked_name(name: str) -> str:
     if not ALIAS_PATTERN.match(name):
         raise AliasNameInvalid(name)
+    return name
+
+
+def settable_name(name: str) -> str:
+    """A name an alias may be given: `checked_name`, and not one that names a version. (One
+    stored before `v3` meant a version can still be read and deleted, not pointed anew.)"""
+    if VERSION_NAME.match(checked_name(name)):
+        raise AliasNameInvalid(name, reserved=True)
     return name
 
 
@@ -46,7 +57,7 @@ async def put_alias(
     session: AsyncSession, *, agent: Agent, name: str, data: AliasIn
 ) -> tuple[AgentAlias, bool]:
     """Create the alias or point it elsewhere; whether it was created."""
-    name = checked_name(name)
+    name = settable_name(name)
     await _require_version(session, agent=agent, number=data.version, parameter="version")
     split = data.split
     if split is not None:

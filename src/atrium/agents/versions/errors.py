@@ -23,13 +23,18 @@ class AliasNotFound(NotFound):
 
 class AliasNameInvalid(InvalidParameter):
     """An alias name is a lower-case letter, then up to 31 lower-case letters, digits, `-` or
-    `_` (a number names a version, so it is no alias)."""
+    `_` (a number names a version, so it is no alias), and not `v` and a number (`v3` names
+    version 3)."""
 
-    def __init__(self, name: str) -> None:
-        super().__init__(
-            "alias",
-            f"alias {name[:64]!r} must be a lower-case letter then up to 31 of a-z, 0-9, - and _",
+    def __init__(self, name: str, *, reserved: bool = False) -> None:
+        shown = repr(name[:64])
+        message = (
+            f"alias {shown} names version {name[1:]} (agt_…@{name} is agt_…@{name[1:]}), "
+            "so it cannot be an alias: choose another name"
+            if reserved
+            else f"alias {shown} must be a lower-case letter then up to 31 of a-z, 0-9, - and _"
         )
+        super().__init__("alias", message)
 
 
 class AliasVersionUnknown(InvalidParameter):

@@ -1,4 +1,7 @@
-"""`agt_…@3` and `agt_…@prod`: the agent version a new run uses.
+"""`agt_…@3`, `agt_…@v3` and `agt_…@prod`: the agent version a new run uses.
+
+`read_ref` is the one reading of what follows `@`, for every place that takes an agent
+reference (runs, the runs list, schedules, evals through runs).
 
 An alias with a split sends `split.weight` of its runs to `split.version`. The choice is a hash
 of the run's id, not a draw: random across runs (ids are random), and the same for the same
@@ -16,13 +19,25 @@ from atrium.agents.config import AGENT_ID_PATTERN, stored_config
 from atrium.agents.errors import AgentNotFound
 from atrium.agents.repository import AgentForRun
 from atrium.agents.versions import repository
-from atrium.agents.versions.aliases import ALIAS_PATTERN
+from atrium.agents.versions.aliases import ALIAS_PATTERN, VERSION_NAME
 from atrium.agents.versions.errors import AgentReferenceUnknown
 from atrium.agents.versions.repository import AliasTarget
 from atrium.db.engine import Database
 
 SEPARATOR: Final = "@"
 _MAX_VERSION: Final = 2**31 - 1
+MALFORMED: Final = "after @ comes a version number (3 or v3) or an alias name (a-z, 0-9, - and _)"
+
+
+def read_ref(ref: str) -> int | str | None:
+    """What follows `@`: a version number (`3` and `v3` are 3), an alias name (by the alias
+    rules, and not `v` and a number), or None for neither (0 and numbers above 2**31 - 1 are
+    no version)."""
+    digits = ref[1:] if VERSION_NAME.match(ref) else ref
+    if digits.isascii() and digits.isdigit():
+        number = int(digits) if len(digits) <= 10 else 0
+        return number if 1 <= number <= _MAX_VERSION else None
+    return ref if ALIAS_PATTERN.match(ref) else None
 
 
 def split_reference(value: str) -> tuple[str, str | None]:
@@ -44,36 +59,26 @@ def chosen_version(target: AliasTarget, run_id: str) -> int:
     return target.split_version if share_of(run_id) < target.split_weight else target.version
 
 
-def version_number(ref: str) -> int | None:
-    """The version `ref` names (`3`), or None when it is no version number (an alias)."""
-    if ref.isascii() and ref.isdigit() and len(ref) <= 10:
-        number = int(ref)
-        return number if 1 <= number <= _MAX_VERSION else None
-    return None
-
-
 async def agent_at(db: Database, *, account_id: int, reference: str, run_id: str) -> AgentForRun:
-    """The agent `reference` (`agt_…@N` or `agt_…@alias`) names, with that version's config.
-    Point reads. 404 for an unknown agent; 400 on `agent_id` for an unknown version or alias."""
+    """The agent `reference` (`agt_…@N`, `agt_…@vN` or `agt_…@alias`) names, with that
+    version's config. Point reads. 404 for an unknown agent; 400 on `agent_id` for an unknown
+    version or alias."""
     agent_id, ref = split_reference(reference)
     if ref is None or not AGENT_ID_PATTERN.match(agent_id):
         raise AgentNotFound(reference)
-    number = version_number(ref)
-    if number is None and not ALIAS_PATTERN.match(ref):
-        raise AgentReferenceUnknown(
-            reference, "after @ comes a version number or an alias name (a-z, 0-9, - and _)"
-        )
-
-    name = ref
+    named = read_ref(ref)
+    if named is None:
+        raise AgentReferenceUnknown(reference, MALFORMED)
 
     def read(conn: Connection) -> AgentForRun:
-        version = number
-        if version is None:
+        if isinstance(named, int):
+            version = named
+        else:
             target = repository.alias_target(
-                conn, account_id=account_id, agent_id=agent_id, name=name
+                conn, account_id=account_id, agent_id=agent_id, name=named
             )
             if target is None:
-                _unknown(conn, f"the agent has no alias {name!r}")
+                _unknown(conn, f"the agent has no alias {named!r}")
             version = chosen_version(target, run_id)
         config = repository.version_config(
             conn, account_id=account_id, agent_id=agent_id, number=version

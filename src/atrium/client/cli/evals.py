@@ -102,7 +102,8 @@ def run_eval(
     agents: Annotated[
         list[str],
         typer.Option(
-            "--agent", help="An agent to run each case on (agt_…, agt_…@prod, agt_…@2); repeat."
+            "--agent",
+            help="An agent to run each case on (agt_…, agt_…@prod, agt_…@2 or agt_…@v2); repeat.",
         ),
     ],
     concurrency: Annotated[int, typer.Option(min=1, max=64, help="Runs in flight at once.")] = 4,

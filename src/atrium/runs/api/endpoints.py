@@ -146,7 +146,8 @@ async def list_runs(
         Query(
             max_length=40,
             description="Only the runs of this agent (`agt_…`), or of one of its versions "
-            "(`agt_…@3`; an alias matches no run: runs record the version they executed).",
+            "(`agt_…@3` or `agt_…@v3`; an alias matches no run: runs record the version they "
+            "executed).",
         ),
     ] = None,
     thread_id: Annotated[str | None, Query(max_length=40)] = None,

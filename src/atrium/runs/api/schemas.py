@@ -58,8 +58,9 @@ class RunCreate(BaseModel):
     )
     agent_id: str | None = Field(
         None,
-        description="Agent to run; default: the account's default. `agt_…@3` runs its version "
-        "3, `agt_…@prod` the version its alias `prod` points at (docs/guide/versions.md).",
+        description="Agent to run; default: the account's default. `agt_…@3` (or `agt_…@v3`) "
+        "runs its version 3, `agt_…@prod` the version its alias `prod` points at "
+        "(docs/guide/versions.md).",
     )
     thread_id: str | None = Field(None, description="Thread to continue; default: a new thread.")
     metadata: JsonObject | None = Field(None, description="Free-form JSON kept with the run.")

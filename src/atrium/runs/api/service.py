@@ -25,7 +25,7 @@ from atrium.agents.errors import AgentNotFound
 from atrium.agents.model_check import ModelCheck
 from atrium.agents.repository import AgentForRun
 from atrium.agents.service import get_or_create_default_agent
-from atrium.agents.versions.resolve import SEPARATOR, agent_at, split_reference, version_number
+from atrium.agents.versions.resolve import SEPARATOR, agent_at, read_ref, split_reference
 from atrium.auth.service import key_still_valid
 from atrium.db.batcher import WriteBatcher
 from atrium.db.engine import Database
@@ -463,7 +463,7 @@ async def _agent_for_run(
     db: Database, *, account_id: int, agent_id: str | None, default_model: str, run_id: str
 ) -> AgentForRun:
     """Point read: the agent the run uses (the account's default one when none is named), at
-    the version `agt_…@3` or `agt_…@alias` names, else its live one."""
+    the version `agt_…@3` (or `@v3`) or `agt_…@alias` names, else its live one."""
     if agent_id is not None and SEPARATOR in agent_id:
         return await agent_at(db, account_id=account_id, reference=agent_id, run_id=run_id)
     agent = await agents_repository.run_agent(db, account_id=account_id, agent_id=agent_id)
@@ -579,16 +579,16 @@ async def list_runs(
     agent_version: int | None = None,
 ) -> RunPage:
     """A page of the account's runs, newest first, and the cursor of the next page.
-    `agent_id` may name a version (`agt_…@3`), as `agent_version` does."""
+    `agent_id` may name a version (`agt_…@3` or `agt_…@v3`), as `agent_version` does."""
     if status is not None and status not in _STATUSES:
         raise InvalidParameter("status", f"status must be one of {', '.join(_STATUSES)}")
     if agent_id is not None and SEPARATOR in agent_id:
         agent_id, ref = split_reference(agent_id)
-        number = None if ref is None else version_number(ref)
+        number = None if ref is None else read_ref(ref)
         # A run records the version it executed, not the alias it was created through: an
         # alias (or a version other than `agent_version`) matches no run. Not a 400: the
         # document cannot say so, and a request valid by it is not refused.
-        if number is None or agent_version not in (None, number):
+        if not isinstance(number, int) or agent_version not in (None, number):
             return RunPage([], None)
         agent_version = number
     before = decode_cursor(cursor) if cursor else None
