@@ -1,7 +1,7 @@
 """An agent's versions and aliases in Chromium against a real server: the versions an edit
 makes, the diff between two, a restore (the form shows the restored config), an alias with a
-split (a bad weight shown at its field first), and its deletion; the Usage page of the agent
-shows its runs by version."""
+split (a name that is a version and a bad weight shown at their fields first), and its
+deletion; the Usage page of the agent shows its runs by version."""
 
 from __future__ import annotations
 
@@ -36,8 +36,14 @@ async def test_versions_diff_restore_and_aliases(page: Any, server: Server) -> N
     await expect(rows.first).to_contain_text("live")
     await expect(rows.first.locator("td[data-label='Restored from']")).to_have_text("1")
 
-    await page.get_by_label("Alias name").fill("prod")
+    # `v2` names version 2, so it is no alias name: refused at its field.
+    alias_name = page.get_by_label("Alias name")
+    await alias_name.fill("v2")
     await page.get_by_label("Alias version").fill("3")
+    await page.get_by_role("button", name="Save alias").click()
+    await expect(alias_name).to_have_attribute("aria-invalid", "true")
+    await expect(page.locator(".field-error").filter(has_text="names version 2")).to_be_visible()
+    await alias_name.fill("prod")
     await page.get_by_label("Split version", exact=True).fill("2")
     await page.get_by_label("Split weight").fill("1.5")
     await page.get_by_role("button", name="Save alias").click()

@@ -100,7 +100,7 @@ export async function versionsPanel(agentId, { signal, onRestored }) {
   const aliasError = formErrorBox();
   const aliasForm = h("form", { class: "alias-form", "aria-label": "Set an alias" }, [
     h("div", { class: "row" },
-      field("Alias name", aliasName, "a-z, 0-9, - and _, starting with a letter", { errorSlot: true }),
+      field("Alias name", aliasName, "a-z, 0-9, - and _, starting with a letter; not v and a number (v2 is version 2)", { errorSlot: true }),
       field("Alias version", aliasVersion, null, { errorSlot: true })),
     h("div", { class: "row" },
       field("Split version", splitVersion, "Optional: a second version for a share of runs", { errorSlot: true }),
