@@ -25,14 +25,17 @@ from typing import Any
 
 from pydantic_ai.messages import BinaryContent, UserContent
 from sqlalchemy import Connection, bindparam, select
+from sqlalchemy.orm import defer
 
 from atrium.db.engine import Database
-from atrium.db.models import Artifact, Run
+from atrium.db.models import Artifact, Run, StoredFile
 from atrium.files import repository
 from atrium.files.image_urls import fetch_images
 from atrium.files.input_parts import StoredPart
-from atrium.files.service import bytes_of
+from atrium.files.reading import ByteSource, DatabaseSource, FileContent, FileGone, StoreSource
+from atrium.files.service import DATABASE
 from atrium.files.sniffing import is_text_type
+from atrium.files.storage import store_of
 from atrium.settings import Settings
 
 CHARS_PER_TOKEN = 4
@@ -41,13 +44,14 @@ _MODEL_TYPES = ("image/", "application/pdf")
 
 @dataclass(frozen=True, slots=True)
 class InputFile:
-    """A file the run was given, as `read_file` reads it; `data` None: deleted before the run."""
+    """A file the run was given, as `read_file` reads it; `content` None: deleted before the
+    run."""
 
     ref: str
     filename: str
     content_type: str
     size_bytes: int
-    data: bytes | None
+    content: FileContent | None
 
     def header(self) -> str:
         return f'File {self.ref} "{self.filename}" ({self.content_type}, {self.size_bytes} bytes):'
@@ -64,29 +68,40 @@ class ModelInput:
 async def _files(
     db: Database, settings: Settings, *, account_id: int, parts: list[StoredPart]
 ) -> dict[str, InputFile]:
+    """The files and artifacts of `parts`, their bytes left where they are stored."""
     file_ids = [part["file_id"] for part in parts if "file_id" in part]
     artifact_ids = [part["artifact_id"] for part in parts if "artifact_id" in part]
     found: dict[str, InputFile] = {}
     async with db.session(write=False) as session:
-        rows = await repository.of_ids(
-            session, account_id=account_id, file_ids=file_ids, content=True
-        )
+        rows = await repository.of_ids(session, account_id=account_id, file_ids=file_ids)
         if artifact_ids:
-            query = select(Artifact).where(
-                Artifact.id.in_(set(artifact_ids)), Artifact.account_id == account_id
+            query = (
+                select(Artifact)
+                .where(Artifact.id.in_(set(artifact_ids)), Artifact.account_id == account_id)
+                .options(defer(Artifact.content))
             )
             for artifact in (await session.execute(query)).scalars():
+                source = DatabaseSource(db, Artifact.content, Artifact.id, artifact.id)
                 found[artifact.id] = InputFile(
                     artifact.id,
                     artifact.name,
                     artifact.mime_type,
                     artifact.size_bytes,
-                    artifact.content,
+                    FileContent(source),
                 )
     for row in rows.values():
-        data = await bytes_of(settings, row)
-        found[row.id] = InputFile(row.id, row.filename, row.content_type, row.size_bytes, data)
+        content = FileContent(_source(db, settings, row))
+        found[row.id] = InputFile(row.id, row.filename, row.content_type, row.size_bytes, content)
     return found
+
+
+def _source(db: Database, settings: Settings, row: StoredFile) -> ByteSource:
+    if row.storage == DATABASE:
+        return DatabaseSource(db, StoredFile.content, StoredFile.id, row.id)
+    store = store_of(settings)
+    if store is None or store.kind != row.storage:
+        raise RuntimeError(f"file {row.id} is in {row.storage} storage, which is not configured")
+    return StoreSource(store, row.id, row.size_bytes)
 
 
 # A point read that every run's execution makes (most runs have no input): built once, so
@@ -97,8 +112,8 @@ _RUN_INPUT = select(Run.input).where(Run.id == bindparam("b_run_id"))
 async def model_input(
     db: Database, settings: Settings, *, account_id: int, run_id: str
 ) -> ModelInput:
-    """The run's input parts, with their bytes read now (a file deleted since the run was
-    created is named as deleted)."""
+    """The run's input parts, with their bytes read now: images and PDFs whole, text within
+    the inline budget (a file deleted since the run was created is named as deleted)."""
 
     def read(conn: Connection) -> list[StoredPart] | None:
         # What `input_parts.checked_input` stored, as JSON.
@@ -128,26 +143,35 @@ async def model_input(
             ref, part["filename"], part["content_type"], part["size_bytes"], None
         )
         given.files[ref] = file
-        budget -= _append(given.content, file, budget)
+        budget -= await _append(given.content, file, budget)
     return given
 
 
-def _append(content: list[UserContent], file: InputFile, budget: int) -> int:
+async def _append(content: list[UserContent], file: InputFile, budget: int) -> int:
     """Give the model `file`; the characters of the inline budget it used."""
-    if file.data is None:
-        content.append(f"{file.header()} deleted before the run started.")
+    deleted = f"{file.header()} deleted before the run started."
+    if file.content is None:
+        content.append(deleted)
         return 0
     if file.content_type.startswith(_MODEL_TYPES):
+        try:
+            data = await file.content.whole()
+        except FileGone:
+            content.append(deleted)
+            return 0
         content.append(file.header())
-        content.append(BinaryContent(file.data, media_type=file.content_type, identifier=file.ref))
+        content.append(BinaryContent(data, media_type=file.content_type, identifier=file.ref))
         return 0
     if not is_text_type(file.content_type):
         content.append(f"{file.header()} not text; read_file({file.ref!r}) describes it.")
         return 0
-    text = file.data.decode("utf-8", "replace")
-    shown = text[: max(budget, 0)]
+    try:
+        shown, characters = await file.content.text(0, budget)
+    except FileGone:
+        content.append(deleted)
+        return 0
     content.append(file.header())
-    rest = len(text) - len(shown)
+    rest = characters - len(shown)
     if rest:
         shown += (
             f"\n[{rest} more characters: read_file({file.ref!r}, offset={len(shown)}) reads on]"

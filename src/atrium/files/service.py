@@ -135,11 +135,6 @@ async def chunks_of(settings: Settings, row: StoredFile) -> AsyncIterator[bytes]
         yield chunk
 
 
-async def bytes_of(settings: Settings, row: StoredFile) -> bytes:
-    """The whole file (a run's input: its model is given the bytes)."""
-    return b"".join([chunk async for chunk in chunks_of(settings, row)])
-
-
 async def delete_file(db: Database, settings: Settings, *, account_id: int, file_id: str) -> str:
     """Delete the row, then the bytes: a crash between the two leaves bytes nobody can reach,
     never a row without its bytes."""

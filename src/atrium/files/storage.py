@@ -54,6 +54,11 @@ class BlobStore(Protocol):
 
     def chunks(self, key: str) -> AsyncIterator[bytes]: ...
 
+    def chunks_from(self, key: str, start: int, chunk_bytes: int) -> AsyncIterator[bytes]:
+        """The bytes from `start` on (`start` within the stored bytes), `chunk_bytes` at a
+        time; a missing key raises `FileNotFoundError`."""
+        ...
+
     async def read(self, key: str) -> bytes: ...
 
     async def delete(self, key: str) -> None: ...
@@ -101,6 +106,12 @@ class DiskStore:
     async def chunks(self, key: str) -> AsyncIterator[bytes]:
         with await asyncio.to_thread(self._path(key).open, "rb") as source:
             while chunk := await asyncio.to_thread(source.read, CHUNK_BYTES):
+                yield chunk
+
+    async def chunks_from(self, key: str, start: int, chunk_bytes: int) -> AsyncIterator[bytes]:
+        with await asyncio.to_thread(self._path(key).open, "rb") as source:
+            await asyncio.to_thread(source.seek, start)
+            while chunk := await asyncio.to_thread(source.read, chunk_bytes):
                 yield chunk
 
     async def read(self, key: str) -> bytes:
@@ -159,6 +170,18 @@ class S3Store:
 
         result = await obstore.get_async(self._store, key)
         async for buffer in result.stream(min_chunk_size=CHUNK_BYTES):
+            yield bytes(buffer)
+
+    async def chunks_from(self, key: str, start: int, chunk_bytes: int) -> AsyncIterator[bytes]:
+        """One ranged GET (`Range: bytes=start-`), streamed."""
+        import obstore
+        from obstore.exceptions import NotFoundError
+
+        try:
+            result = await obstore.get_async(self._store, key, options={"range": {"offset": start}})
+        except NotFoundError as exc:
+            raise FileNotFoundError(key) from exc
+        async for buffer in result.stream(min_chunk_size=chunk_bytes):
             yield bytes(buffer)
 
     async def read(self, key: str) -> bytes:

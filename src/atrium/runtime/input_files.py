@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from pydantic_ai import ModelRetry, RunContext, Tool
 
+from atrium.files.reading import FileGone
 from atrium.files.sniffing import is_text_type
 from atrium.runtime.artifact_tools import RunDeps
 
@@ -22,18 +23,20 @@ async def read_file(ctx: RunContext[RunDeps], file_id: str, offset: int = 0) -> 
     if file is None:
         given = ", ".join(ctx.deps.files) or "none"
         raise ModelRetry(f"no file {file_id[:60]!r} was given to this run; given: {given}")
-    if file.data is None:
+    if file.content is None:
         return f"{file.header()} deleted before the run started."
     if not is_text_type(file.content_type):
         return (
             f"{file.header()} not text; an image or PDF was given to you with the prompt as it is."
         )
-    text = file.data.decode("utf-8", "replace")
     start = max(offset, 0)
-    page = text[start : start + PAGE_CHARS]
+    try:  # the page's bytes alone, from where they are stored (`files.reading`)
+        page, characters = await file.content.text(start, PAGE_CHARS)
+    except FileGone:
+        return f"{file.header()} deleted while the run ran."
     end = start + len(page)
-    if end < len(text):
-        page += f"\n[{len(text) - end} more characters: read_file({file_id!r}, offset={end})]"
+    if end < characters:
+        page += f"\n[{characters - end} more characters: read_file({file_id!r}, offset={end})]"
     return page
 
 
