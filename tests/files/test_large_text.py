@@ -4,14 +4,19 @@ give the file's text at any offset, a character split between two ranges include
 
 from __future__ import annotations
 
+import json
 import tracemalloc
+from collections.abc import AsyncIterator
 from pathlib import Path
 
 import httpx
 import pytest
+from pydantic_ai.messages import ModelMessage, ToolReturnPart
+from pydantic_ai.models.function import AgentInfo, DeltaToolCall, DeltaToolCalls, FunctionModel
 
 from atrium.files.reading import RANGE_BYTES
-from tests.files.helpers import uploaded
+from atrium.runtime.llm_models import ModelRegistry
+from tests.files.helpers import FILES, uploaded
 from tests.files.test_s3_store import BUCKET, s3_url
 from tests.run_fixtures import AgentFactory
 from tests.runs.helpers import create_run, wait_finished
@@ -122,3 +127,39 @@ async def test_a_large_text_file_is_read_with_memory_flat(
     assert f"[{LARGE - 40} more" in done["result"]
     print(f"traced peak during a run given {LARGE // MB} MiB of text: {peak / MB:.1f} MiB")
     assert peak < ALLOWED_PEAK
+
+
+async def test_a_file_deleted_while_the_run_runs_is_named_as_deleted(
+    client: httpx.AsyncClient,
+    auth: dict[str, str],
+    make_agent: AgentFactory,
+    models: ModelRegistry,
+) -> None:
+    """`read_file` reads the store when called: a file deleted after the run's model was given
+    it is named as deleted, and the run goes on."""
+    notes = await uploaded(client, auth, "notes.txt", b"Read me, if you can.\n" * 10)
+    file_id = notes["file_id"]
+
+    async def deletes_then_reads(
+        messages: list[ModelMessage], info: AgentInfo
+    ) -> AsyncIterator[str | DeltaToolCalls]:
+        returns = [part for part in messages[-1].parts if isinstance(part, ToolReturnPart)]
+        if returns:
+            yield f"read_file said: {returns[0].content}"
+            return
+        deleted = await client.delete(f"{FILES}/{file_id}", headers=auth)
+        assert deleted.status_code == 200, deleted.text
+        call = json.dumps({"file_id": file_id, "offset": 5})
+        yield {0: DeltaToolCall(name="read_file", json_args=call)}
+
+    models.register("test:deletes-then-reads", FunctionModel(stream_function=deletes_then_reads))
+    agent = await make_agent(model="test:deletes-then-reads", tools=[])
+    run = await create_run(
+        client, auth, "Read it", agent_id=agent, input=[{"type": "file", "file_id": file_id}]
+    )
+    done = await wait_finished(client, auth, run["run_id"])
+    assert done["status"] == "completed", done
+    assert done["result"] == (
+        f'read_file said: File {file_id} "notes.txt" (text/plain, 210 bytes): deleted while '
+        "the run ran."
+    )
