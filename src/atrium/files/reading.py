@@ -22,7 +22,7 @@ from collections.abc import AsyncGenerator
 from dataclasses import dataclass, field
 from typing import Protocol
 
-from sqlalchemy import LargeBinary, func, literal_column, select
+from sqlalchemy import Engine, LargeBinary, func, literal_column, select
 from sqlalchemy.orm import InstrumentedAttribute
 
 from atrium.db.engine import Database
@@ -92,9 +92,11 @@ class DatabaseSource:
 
     async def chunks_from(self, start: int) -> AsyncGenerator[bytes, None]:
         position = start
+        # Made on the event loop's thread, which its connection belongs to, before any read.
+        engine = self.db.point_read_engine() if self.db.sqlite else None
         while True:
-            if self.db.sqlite:
-                chunk = await asyncio.to_thread(self._sqlite_range, position)
+            if engine is not None:
+                chunk = await asyncio.to_thread(self._sqlite_range, engine, position)
             else:
                 chunk = await self._range(position)
             if chunk is None:
@@ -114,10 +116,13 @@ class DatabaseSource:
             )
         return None if found is None else bytes(found)
 
-    def _sqlite_range(self, position: int) -> bytes | None:
+    def _sqlite_range(self, engine: Engine, position: int) -> bytes | None:
+        """A range of the blob, on a connection of this thread's own."""
         column = self.column.expression
         table = self.column.class_.__table__
-        with self.db.point_read_engine().connect() as conn:
+        with engine.connect() as conn:
+            # One snapshot (WAL): the blob opened is the row found, whatever commits meanwhile.
+            conn.exec_driver_sql("BEGIN")
             rowid = conn.scalar(
                 select(literal_column("rowid"))
                 .select_from(table)
