@@ -11,7 +11,7 @@ Each configuration gets a fresh PostgreSQL database and two measurements:
 
     .venv/bin/python bench/scaleout_bench.py
     .venv/bin/python bench/scaleout_bench.py --burst 1000 --single 200 --concurrency 32
-    .venv/bin/python bench/scaleout_bench.py --capped --runs 300   # cgroup-capped, as root
+    .venv/bin/python bench/scaleout_bench.py --capped              # cgroup-capped, as root
 """
 
 from __future__ import annotations
@@ -246,8 +246,9 @@ async def _requests(urls: list[str], key: str, count: int) -> float:
 
 
 def capped(args: argparse.Namespace) -> None:
-    """Workers 1→2→3 (`--fixed-apis` API processes, one by default) and API processes 1→2→3
-    (`--fixed-workers`), each atrium process in its own CPU group of `--quota` cores;
+    """Workers 1→2→3 (`--fixed-apis` API processes) and API processes 1→2→3
+    (`--fixed-workers`), each API process in its own CPU group of `--quota` cores and each
+    worker in one of `--worker-quota` cores;
     PostgreSQL, Redis, the model server and the followers outside them."""
     import streaming_bench
 
@@ -271,7 +272,7 @@ def capped(args: argparse.Namespace) -> None:
         args.sweep
     ]
     seen: dict[tuple[int, int], tuple[float, float, float]] = {}
-    api_quota = args.api_quota or args.quota
+    api_quota, worker_quota = args.quota, args.worker_quota or args.quota
     groups = CpuGroups()
     previous = signal.signal(signal.SIGTERM, _interrupt)
     try:
@@ -281,7 +282,7 @@ def capped(args: argparse.Namespace) -> None:
                 if (apis, workers) in seen:
                     continue
                 print(
-                    f"\n-- capped {api_quota:g} core an API process, {args.quota:g} a worker: "
+                    f"\n-- capped {api_quota:g} core an API process, {worker_quota:g} a worker: "
                     f"{apis} API process(es), "
                     f"{workers} worker(s); uptime: {_uptime()} --",
                     flush=True,
@@ -294,7 +295,7 @@ def capped(args: argparse.Namespace) -> None:
                         for index, process in enumerate(cluster.apis):
                             groups.put(f"api{index}", process.pid, api_quota)
                         for index, process in enumerate(cluster.workers):
-                            groups.put(f"worker{index}", process.pid, args.quota)
+                            groups.put(f"worker{index}", process.pid, worker_quota)
                         processes = {
                             "api": [p.pid for p in cluster.apis],
                             "worker": [p.pid for p in cluster.workers],
@@ -331,7 +332,7 @@ def capped(args: argparse.Namespace) -> None:
         groups.close()
         signal.signal(signal.SIGTERM, previous)
     print(
-        f"\n== capped summary ({api_quota:g} core an API process, {args.quota:g} a worker; "
+        f"\n== capped summary ({api_quota:g} core an API process, {worker_quota:g} a worker; "
         f"uptime {_uptime()}) =="
     )
     if args.sweep != "apis":
@@ -393,21 +394,25 @@ def main() -> None:
         "--drain", type=int, default=1000, help="runs queued before the workers start (1000)"
     )
     parser.add_argument("--capped", action="store_true", help="each process in a CPU group")
-    parser.add_argument("--quota", type=float, default=0.3, help="capped: cores a process (0.3)")
     parser.add_argument(
-        "--api-quota",
-        type=float,
-        default=None,
-        help="capped: cores an API process (--quota): the worker sweep's fixed API processes "
-        "given room so that the workers are what it measures",
+        "--quota", type=float, default=0.3, help="capped: cores an API process (0.3)"
     )
-    parser.add_argument("--runs", type=int, default=300, help="capped: runs a burst (300)")
+    # Small workers beside two API processes: the worker sweep then measures the workers, not
+    # the API processes or the 2-core machine under them (decision 0063).
+    parser.add_argument(
+        "--worker-quota",
+        type=float,
+        default=0.12,
+        help="capped: cores a worker process (0.12; 0 = --quota)",
+    )
+    # Long enough that the burst's ramp and its last model latency are a small part of it.
+    parser.add_argument("--runs", type=int, default=2000, help="capped: runs a burst (2000)")
     parser.add_argument("--latency", type=float, default=2.0, help="capped: model seconds (2)")
     parser.add_argument("--chunks", type=int, default=20, help="capped: chunks an answer (20)")
     parser.add_argument("--requests", type=int, default=2000, help="capped: GETs timed (2000)")
     parser.add_argument("--fixed-workers", type=int, default=2, help="capped: API sweep (2)")
     parser.add_argument(
-        "--fixed-apis", type=int, default=1, help="capped: API processes of the worker sweep (1)"
+        "--fixed-apis", type=int, default=2, help="capped: API processes of the worker sweep (2)"
     )
     parser.add_argument(
         "--sweep", choices=("both", "workers", "apis"), default="both", help="capped: which sweep"
