@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from collections.abc import AsyncIterator
 from typing import Annotated
 from urllib.parse import quote
@@ -41,7 +42,7 @@ from atrium.runs.api.schemas import (
     RunList,
     RunOut,
 )
-from atrium.runs.api.stream_slots import StreamSlots, StreamSlotsDep
+from atrium.runs.api.stream_slots import KeyRechecksDep, StreamSlots, StreamSlotsDep
 from atrium.runs.events import stored_event_message
 from atrium.runs.events.broker import Broker
 from atrium.runs.events.stream import EventStreamResponse, RunEventStream, sse_frame
@@ -283,6 +284,7 @@ async def run_events(
     settings: SettingsDep,
     broker: BrokerDep,
     slots: StreamSlotsDep,
+    rechecks: KeyRechecksDep,
     last_event_id: Annotated[
         str | None,
         Header(
@@ -301,7 +303,8 @@ async def run_events(
     ends after the terminal event (a `requires_action` run's stream stays open); comment
     heartbeats keep it open. A stream
     whose key is revoked ends with an `error` event (the error body, `UNAUTHORIZED`) within
-    `ATRIUM_SSE_AUTH_RECHECK_SECONDS`.
+    `ATRIUM_SSE_AUTH_RECHECK_SECONDS` and a fifth (one check answers every stream of the key in
+    the process for a fifth of the interval).
     With `Accept: application/json`, the events so far as `{"data": [...]}`. A key may hold
     `ATRIUM_SSE_MAX_STREAMS_PER_KEY` streams open at once; one more is a 429."""
     after_seq = _after_seq(last_event_id)
@@ -314,7 +317,7 @@ async def run_events(
         broker=broker,
         settings=settings,
         account_id=principal.account_id,
-        key_id=principal.key_id,
+        still_authorized=functools.partial(rechecks.still_valid, principal.key_id),
         run_id=run_id,
         after_seq=after_seq,
     )

@@ -10,7 +10,7 @@ from __future__ import annotations
 import functools
 import hashlib
 import json
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -26,7 +26,6 @@ from atrium.agents.model_check import ModelCheck
 from atrium.agents.repository import AgentForRun
 from atrium.agents.service import get_or_create_default_agent
 from atrium.agents.versions.resolve import SEPARATOR, agent_at, read_ref, split_reference
-from atrium.auth.service import key_still_valid
 from atrium.db.batcher import WriteBatcher
 from atrium.db.engine import Database
 from atrium.db.models import TERMINAL_STATUSES, Artifact, Run, RunStatus
@@ -548,7 +547,7 @@ async def event_stream(
     broker: Broker,
     settings: Settings,
     account_id: int,
-    key_id: int,
+    still_authorized: Callable[[], Awaitable[bool]],
     run_id: str,
     after_seq: int,
 ) -> RunEventStream:
@@ -561,7 +560,7 @@ async def event_stream(
         run_id=await visible_run_id(db, account_id=account_id, run_id=run_id),
         after_seq=after_seq,
         poll_seconds=settings.sse_poll_seconds,
-        still_authorized=functools.partial(key_still_valid, db, key_id=key_id),
+        still_authorized=still_authorized,
         recheck_seconds=settings.sse_auth_recheck_seconds,
     )
 

@@ -1,4 +1,5 @@
-"""How many event streams one key may hold open at once (`ATRIUM_SSE_MAX_STREAMS_PER_KEY`).
+"""Per-process state of the event streams: how many one key may hold open at once
+(`ATRIUM_SSE_MAX_STREAMS_PER_KEY`), and the answers their key re-checks share.
 
 A stream holds a connection (and a broker subscription) for minutes, so an unbounded number of
 them per key would let one client exhaust the process. The count is per process: behind a
@@ -12,6 +13,7 @@ from typing import Annotated
 
 from fastapi import Depends, Request
 
+from atrium.auth.key_rechecks import KeyRechecks
 from atrium.runs.api.errors import StreamsPerKeyExceeded
 
 
@@ -47,3 +49,16 @@ async def get_stream_slots(request: Request) -> StreamSlots:
 
 
 StreamSlotsDep = Annotated[StreamSlots, Depends(get_stream_slots)]
+
+
+async def get_key_rechecks(request: Request) -> KeyRechecks:
+    """The app's shared key re-check answers, made on first use (async: no thread hop)."""
+    state = request.app.state
+    rechecks: KeyRechecks | None = getattr(state, "key_rechecks", None)
+    if rechecks is None:
+        rechecks = KeyRechecks(state.db, recheck_seconds=state.settings.sse_auth_recheck_seconds)
+        state.key_rechecks = rechecks
+    return rechecks
+
+
+KeyRechecksDep = Annotated[KeyRechecks, Depends(get_key_rechecks)]
