@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 import signal
 from collections.abc import AsyncIterator
 
@@ -18,6 +19,7 @@ from fastapi import FastAPI
 from redis.asyncio import Redis
 
 from atrium.app import create_app
+from atrium.db.redis_client import connect_redis
 from atrium.runs.events.broker import RedisBroker
 from atrium.settings import Settings
 from atrium.worker.process import run_worker_process
@@ -117,5 +119,35 @@ async def test_a_wakeup_wakes_one_worker_process_with_room(
     finally:
         for broker in (api, *workers):
             await broker.stop()
+        await redis.delete(f"{prefix}:wake")
+        await redis.aclose()
+
+
+@pytest.mark.parametrize("read_timeout", [None, 1.0])
+async def test_an_idle_worker_process_waits_for_wakeups_without_errors(
+    settings: Settings, redis_url: str, read_timeout: float | None, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A worker's pop of the wake-up list ends on the server before the client's read
+    timeout (redis-py's 5 s default, or the URL's `socket_timeout`): an idle process logs no
+    failure and still takes the next wake-up at once."""
+    url = redis_url if read_timeout is None else f"{redis_url}?socket_timeout={read_timeout:g}"
+    redis = connect_redis(url, max_connections=4)
+    prefix = f"{settings.redis_prefix}-idle-{read_timeout}"
+    await redis.delete(f"{prefix}:wake")
+    api = RedisBroker(redis, prefix=prefix, control=False)
+    worker = RedisBroker(redis, prefix=prefix, events=False)
+    woken = asyncio.Event()
+    worker.on_wake(woken.set, ready=lambda: True)
+    try:
+        await api.start()
+        await worker.start()
+        with caplog.at_level(logging.WARNING, logger="atrium.runs.events.broker"):
+            await asyncio.sleep((read_timeout or 5.0) * 1.3)  # past one client read timeout
+            api.wake_workers()
+            await asyncio.wait_for(woken.wait(), 0.5)
+        assert not [r.getMessage() for r in caplog.records], "an idle pop failed"
+    finally:
+        await api.stop()
+        await worker.stop()
         await redis.delete(f"{prefix}:wake")
         await redis.aclose()

@@ -29,7 +29,7 @@ _QUEUE_SIZE = 256
 # Wake-up tokens kept at most (one a queued run); how long a pop blocks before it checks again
 # that its process has room, and how often a full process checks.
 _WAKE_TOKENS = 10_000
-_WAKE_BLOCK_SECONDS = 5.0
+_WAKE_BLOCK_SECONDS = 2.0
 _FULL_RECHECK_SECONDS = 0.1
 
 
@@ -145,6 +145,14 @@ class RedisBroker(Broker):
         self._events_channel = f"{prefix}:runs"
         self._control_channel = f"{prefix}:control"
         self._wake_list = f"{prefix}:wake"
+        # A pop must end on the server before the client stops reading: redis-py's read
+        # timeout (`socket_timeout`: 5 s unless the URL sets it) under a pop as long failed
+        # nearly every idle pop, each a logged traceback, a dropped connection and a second
+        # without wake-ups.
+        read_timeout = redis.connection_pool.connection_kwargs.get("socket_timeout")
+        self._block_seconds = (
+            _WAKE_BLOCK_SECONDS if not read_timeout else min(_WAKE_BLOCK_SECONDS, read_timeout / 2)
+        )
         self._takes_wake_ups = control
         self._channels = [
             channel
@@ -222,7 +230,7 @@ class RedisBroker(Broker):
                 await asyncio.sleep(_FULL_RECHECK_SECONDS)
                 continue
             try:
-                token = await self._redis.blpop([self._wake_list], timeout=_WAKE_BLOCK_SECONDS)
+                token = await self._redis.blpop([self._wake_list], timeout=self._block_seconds)
             except Exception:
                 log.warning("taking wake-ups from redis failed; retrying", exc_info=True)
                 await asyncio.sleep(1.0)
