@@ -19,7 +19,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from redis.asyncio import Redis
+from redis.asyncio import ConnectionPool, Redis
 
 from atrium.kit.json_object import JsonObject
 from atrium.runs.events.shapes import EventMessage
@@ -165,11 +165,24 @@ class RedisBroker(Broker):
         self._origin = secrets.token_hex(8)
         self._listener: asyncio.Task[None] | None = None
         self._wake_taker: asyncio.Task[None] | None = None
+        self._popper: Redis | None = None
         self._pending: set[asyncio.Task[Any]] = set()
 
     async def start(self) -> None:
         if self._takes_wake_ups:
-            self._wake_taker = asyncio.create_task(self._take_wake_ups(), name="atrium-wake")
+            # A pop holds its connection for seconds: on a connection of its own, outside the
+            # pool's cap, it never keeps the process's commands waiting for one.
+            pool = self._redis.connection_pool
+            self._popper = Redis.from_pool(
+                ConnectionPool(
+                    connection_class=pool.connection_class,
+                    max_connections=1,
+                    **pool.connection_kwargs,
+                )
+            )
+            self._wake_taker = asyncio.create_task(
+                self._take_wake_ups(self._popper), name="atrium-wake"
+            )
         if not self._channels:
             return
         pubsub = self._redis.pubsub(ignore_subscribe_messages=True)
@@ -184,6 +197,9 @@ class RedisBroker(Broker):
                     await task
         if self._pending:
             await asyncio.gather(*self._pending, return_exceptions=True)
+        if self._popper is not None:
+            await self._popper.aclose()
+            self._popper = None
 
     def publish_events(self, run_id: str, events: list[EventMessage]) -> None:
         super().publish_events(run_id, events)
@@ -222,7 +238,7 @@ class RedisBroker(Broker):
         except Exception:  # workers poll the queue; a lost wake-up only adds lag
             log.warning("could not push a wake-up to redis", exc_info=True)
 
-    async def _take_wake_ups(self) -> None:
+    async def _take_wake_ups(self, popper: Redis) -> None:
         """Pop wake-ups while a listener has room, each handed to this process's workers."""
         while True:
             if not any(ready() for ready in self._wake_ready):
@@ -230,7 +246,7 @@ class RedisBroker(Broker):
                 await asyncio.sleep(_FULL_RECHECK_SECONDS)
                 continue
             try:
-                token = await self._redis.blpop([self._wake_list], timeout=self._block_seconds)
+                token = await popper.blpop([self._wake_list], timeout=self._block_seconds)
             except Exception:
                 log.warning("taking wake-ups from redis failed; retrying", exc_info=True)
                 await asyncio.sleep(1.0)
