@@ -20,7 +20,7 @@ from sqlalchemy.orm import Session
 
 from atrium.agents.config import AgentConfig, stored_config
 from atrium.agents.versions import repository as versions_repository
-from atrium.agents.versions.resolve import chosen_version, read_ref
+from atrium.agents.versions.resolve import read_ref, version_named
 from atrium.analytics.service import MICRO
 from atrium.db.models import CancelReason, Schedule, ScheduleFiring
 from atrium.kit.ids import new_id
@@ -271,15 +271,11 @@ def _named_version(
     named = read_ref(ref)
     if named is None:
         return None
-    if isinstance(named, int):
-        number = named
-    else:
-        target = versions_repository.alias_target(
-            conn, account_id=account_id, agent_id=agent_id, name=named
-        )
-        if target is None:
-            return None
-        number = chosen_version(target, run_id)
+    number = version_named(
+        conn, account_id=account_id, agent_id=agent_id, named=named, run_id=run_id
+    )
+    if number is None:
+        return None
     config = versions_repository.version_config(
         conn, account_id=account_id, agent_id=agent_id, number=number
     )

@@ -59,6 +59,17 @@ def chosen_version(target: AliasTarget, run_id: str) -> int:
     return target.split_version if share_of(run_id) < target.split_weight else target.version
 
 
+def version_named(
+    conn: Connection, *, account_id: int, agent_id: str, named: int | str, run_id: str
+) -> int | None:
+    """The version `named` (what `read_ref` read) gives run `run_id`: the number itself, or
+    the alias's version (its split chosen by the run's id); None for an alias the agent lacks."""
+    if isinstance(named, int):
+        return named
+    target = repository.alias_target(conn, account_id=account_id, agent_id=agent_id, name=named)
+    return None if target is None else chosen_version(target, run_id)
+
+
 async def agent_at(db: Database, *, account_id: int, reference: str, run_id: str) -> AgentForRun:
     """The agent `reference` (`agt_…@N`, `agt_…@vN` or `agt_…@alias`) names, with that
     version's config. Point reads. 404 for an unknown agent; 400 on `agent_id` for an unknown
@@ -71,15 +82,11 @@ async def agent_at(db: Database, *, account_id: int, reference: str, run_id: str
         raise AgentReferenceUnknown(reference, MALFORMED)
 
     def read(conn: Connection) -> AgentForRun:
-        if isinstance(named, int):
-            version = named
-        else:
-            target = repository.alias_target(
-                conn, account_id=account_id, agent_id=agent_id, name=named
-            )
-            if target is None:
-                _unknown(conn, f"the agent has no alias {named!r}")
-            version = chosen_version(target, run_id)
+        version = version_named(
+            conn, account_id=account_id, agent_id=agent_id, named=named, run_id=run_id
+        )
+        if version is None:
+            _unknown(conn, f"the agent has no alias {named!r}")
         config = repository.version_config(
             conn, account_id=account_id, agent_id=agent_id, number=version
         )
