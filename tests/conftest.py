@@ -17,6 +17,7 @@ insides beyond its data (its metrics, a cache's settings) marks itself `fresh_ap
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import gc
 import json
 import os
@@ -120,6 +121,21 @@ def _calibration_ms() -> float:
     start = time.process_time()
     sum(range(10**6))
     return (time.process_time() - start) * 1000
+
+
+@contextlib.asynccontextmanager
+async def database_of_its_own(backend: str, sqlite_file: Path) -> AsyncIterator[str]:
+    """The URL of a database no other test uses, not migrated: the SQLite file `sqlite_file`,
+    or a PostgreSQL database made for it and dropped after."""
+    if backend == "sqlite":
+        yield f"sqlite+aiosqlite:///{sqlite_file}"
+        return
+    assert POSTGRES_URL is not None
+    url, drop = await _create_postgres_database(POSTGRES_URL)
+    try:
+        yield url
+    finally:
+        await drop()
 
 
 async def _create_postgres_database(base_url: str) -> tuple[str, Callable[[], Awaitable[None]]]:

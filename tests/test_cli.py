@@ -22,7 +22,7 @@ from alembic.script import ScriptDirectory
 
 from atrium.db.migrate import alembic_config, upgrade
 from atrium.settings import Settings
-from tests.conftest import BACKENDS, POSTGRES_URL, _create_postgres_database
+from tests.conftest import BACKENDS, database_of_its_own
 from tests.processes import (
     ATRIUM,
     Process,
@@ -195,15 +195,8 @@ def _revisions() -> list[str]:
 @pytest.fixture(params=BACKENDS)
 async def empty_database(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[str]:
     """A database of its own with no tables yet."""
-    if request.param == "sqlite":
-        yield f"sqlite+aiosqlite:///{tmp_path / 'data' / 'atrium.db'}"
-        return
-    assert POSTGRES_URL is not None
-    url, drop = await _create_postgres_database(POSTGRES_URL)
-    try:
+    async with database_of_its_own(request.param, tmp_path / "data" / "atrium.db") as url:
         yield url
-    finally:
-        await drop()
 
 
 def test_migrate_says_what_it_applied(empty_database: str) -> None:

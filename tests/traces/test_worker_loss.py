@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import BACKENDS, POSTGRES_URL, _create_postgres_database
+from tests.conftest import BACKENDS, database_of_its_own
 from tests.runs.helpers import RUNS
 from tests.runtime.chat_server import ChatServer
 from tests.traces.helpers import CALLER_SPAN, CALLER_TRACE, TRACEPARENT, by_name, same_spans
@@ -34,15 +34,8 @@ def receiver() -> Iterator[OtlpReceiver]:
 @pytest.fixture(params=BACKENDS)
 async def shared_database(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[str]:
     """The database both processes use (`atrium serve` migrates it at start)."""
-    if request.param == "sqlite":
-        yield f"sqlite+aiosqlite:///{tmp_path / 'atrium.db'}"
-        return
-    assert POSTGRES_URL is not None
-    url, drop = await _create_postgres_database(POSTGRES_URL)
-    try:
+    async with database_of_its_own(request.param, tmp_path / "atrium.db") as url:
         yield url
-    finally:
-        await drop()
 
 
 async def test_a_lost_attempt_and_its_retry_are_linked(
