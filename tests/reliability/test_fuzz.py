@@ -193,6 +193,18 @@ def _real_inputs(case: Case, seeded: Seeded) -> None:
             part["artifact_id"] = seeded.artifact_id
 
 
+def _real_fork_point(case: Case, seeded: Seeded) -> None:
+    """A positive fork of the seeded thread forks at its run: whether a run is in a thread's
+    history, no schema can state (a fork of a random thread id is a 404 whatever it names)."""
+    body = case.body
+    if not case.operation.path.endswith("/fork") or not isinstance(body, dict):
+        return
+    if case.meta is None or not case.meta.generation.mode.is_positive:
+        return
+    if case.path_parameters.get("thread_id") == seeded.thread_id and body.get("at_run_id"):
+        body["at_run_id"] = seeded.run_id
+
+
 def _real_eval(case: Case, seeded: Seeded) -> None:
     """A positive eval names one of the account's finished runs on the agent it lists, once
     per case, under case ids that do not repeat: whether a run exists, is finished and is that
@@ -444,6 +456,7 @@ def _send_to_each(case: Case, senders: list[Sender]) -> None:
         case.path_parameters.clear()
         case.path_parameters.update(generated)
         _real_ids(case, target.seeded)
+        _real_fork_point(case, target.seeded)
         _real_inputs(case, target.kept)
         _real_eval(case, target.kept)
         _real_versions(case)
