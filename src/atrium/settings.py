@@ -88,7 +88,10 @@ class Settings(BaseSettings):
     redis_max_connections: int = Field(
         100,
         ge=2,
-        description="Redis connections per process; a burst beyond it waits for one, not fails.",
+        description=(
+            "Redis connections per process; a burst beyond it waits for one, not fails. A process"
+            " with workers opens one more, for the wake-up pop."
+        ),
     )
     bootstrap_key: str | None = Field(
         None, description="Key given to account `default` on the first start of an empty database."
