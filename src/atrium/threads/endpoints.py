@@ -91,7 +91,13 @@ async def list_threads(
     session: SessionDep,
     principal: CurrentPrincipal,
     agent_id: Annotated[
-        str | None, Query(max_length=40, description="Only threads with a run of this agent.")
+        str | None,
+        Query(
+            max_length=40,
+            description="Only threads with a run of this agent (`agt_…`), or of one of its "
+            "versions (`agt_…@3`; an alias matches no thread: runs record the version they "
+            "executed).",
+        ),
     ] = None,
     limit: Annotated[int, Query(ge=1, le=100)] = 20,
     cursor: CursorQuery = None,

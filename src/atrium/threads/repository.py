@@ -78,16 +78,21 @@ async def list_threads(
     *,
     account_id: int,
     agent_id: str | None,
+    agent_version: int | None,
     metadata: Mapping[str, str],
     before: Position | None,
     limit: int,
 ) -> Sequence[Thread]:
     """The account's threads newest first, strictly after the cursor position `before`: those
-    with a run of `agent_id`, whose metadata has each key of `metadata` with that text (as
-    text: the caller keeps the string values only, see `service.list_threads`)."""
+    with a run of `agent_id` (of its version `agent_version`, when given), whose metadata has
+    each key of `metadata` with that text (as text: the caller keeps the string values only,
+    see `service.list_threads`)."""
     query = select(Thread).where(Thread.account_id == account_id)
     if agent_id is not None:
-        query = query.where(exists().where(Run.thread_id == Thread.id, Run.agent_id == agent_id))
+        of_agent = exists().where(Run.thread_id == Thread.id, Run.agent_id == agent_id)
+        if agent_version is not None:
+            of_agent = of_agent.where(Run.agent_version == agent_version)
+        query = query.where(of_agent)
     for key, value in metadata.items():
         query = query.where(Thread.thread_metadata[key].as_string() == value)
     if before is not None:

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any, Final
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from atrium.agents.versions.resolve import version_filter
 from atrium.db.engine import Database
 from atrium.db.models import CancelReason, RunStatus, Thread, ThreadSummary
 from atrium.kit.cursor import decode_cursor, split_page
@@ -156,14 +157,20 @@ async def list_threads(
     limit: int,
     cursor: str | None,
 ) -> ThreadPage:
-    """A page of the account's threads, newest first, and the cursor of the next page."""
+    """A page of the account's threads, newest first, and the cursor of the next page.
+    `agent_id` may name a version (`agt_…@3` or `agt_…@v3`): threads with a run of it."""
     before = decode_cursor(cursor) if cursor else None
-    if agent_id is not None and not looks_like_id(agent_id):
-        return ThreadPage([], None)  # no run has such an agent
+    agent_version = None
+    if agent_id is not None:
+        wanted = version_filter(agent_id)
+        if wanted is None or not looks_like_id(wanted[0]):
+            return ThreadPage([], None)  # no run has such an agent or version
+        agent_id, agent_version = wanted
     rows = await repository.list_threads(
         session,
         account_id=account_id,
         agent_id=agent_id,
+        agent_version=agent_version,
         metadata=metadata,
         before=before,
         limit=limit + 1,

@@ -12,6 +12,8 @@ from atrium.agents.versions.resolve import share_of
 from tests.agents.versions.conftest import AGENTS, RUNS, edit, new_agent
 from tests.runs.helpers import wait_finished
 
+THREADS = "/api/v1/public/threads"
+
 
 async def _create(
     client: httpx.AsyncClient, auth: dict[str, str], agent_id: str, prompt: str = "hello"
@@ -102,6 +104,28 @@ async def test_the_runs_list_takes_a_version_as_agent_id(
         none = await listed(**params)
         assert none.status_code == 200, none.text
         assert none.json()["data"] == [], params
+
+
+async def test_the_threads_list_takes_a_version_as_agent_id(
+    client: httpx.AsyncClient, auth: dict[str, str]
+) -> None:
+    agent_id = await new_agent(client, auth)
+    await edit(client, auth, agent_id, instructions="v2")
+    first = await _run(client, auth, f"{agent_id}@1")
+    second = await _run(client, auth, agent_id)
+    assert first["thread_id"] != second["thread_id"]
+    await client.put(f"{AGENTS}/{agent_id}/aliases/prod", json={"version": 1}, headers=auth)
+
+    async def thread_ids(agent: str) -> list[str]:
+        found = await client.get(THREADS, params={"agent_id": agent}, headers=auth)
+        assert found.status_code == 200, found.text
+        return [thread["id"] for thread in found.json()["data"]]
+
+    assert await thread_ids(f"{agent_id}@1") == [first["thread_id"]]
+    assert await thread_ids(f"{agent_id}@v2") == [second["thread_id"]]
+    assert await thread_ids(agent_id) == [second["thread_id"], first["thread_id"]]
+    for nothing in (f"{agent_id}@3", f"{agent_id}@prod", f"{agent_id}@", "nonsense@1"):
+        assert await thread_ids(nothing) == [], nothing
 
 
 async def test_v_and_a_number_names_that_version(

@@ -46,6 +46,21 @@ def split_reference(value: str) -> tuple[str, str | None]:
     return agent_id, ref if separator else None
 
 
+def version_filter(value: str, agent_version: int | None = None) -> tuple[str, int | None] | None:
+    """A list's `agent_id` filter with its `agent_version`: `agt_…` keeps the given version,
+    `agt_…@3` and `agt_…@v3` ask for version 3. None when no run can match: an alias (a run
+    records the version it executed, not the alias it came through), anything else after
+    `@`, or a version other than `agent_version`. An empty page, not a 400: the API document
+    cannot say so, and a request valid by it is not refused."""
+    agent_id, ref = split_reference(value)
+    if ref is None:
+        return agent_id, agent_version
+    number = read_ref(ref)
+    if not isinstance(number, int) or agent_version not in (None, number):
+        return None
+    return agent_id, number
+
+
 def share_of(run_id: str) -> float:
     """A number in [0, 1) that the run's id fixes: the first 8 bytes of its SHA-256."""
     digest = hashlib.sha256(run_id.encode()).digest()

@@ -25,7 +25,7 @@ from atrium.agents.errors import AgentNotFound
 from atrium.agents.model_check import ModelCheck
 from atrium.agents.repository import AgentForRun
 from atrium.agents.service import get_or_create_default_agent
-from atrium.agents.versions.resolve import SEPARATOR, agent_at, read_ref, split_reference
+from atrium.agents.versions.resolve import SEPARATOR, agent_at, version_filter
 from atrium.db.batcher import WriteBatcher
 from atrium.db.engine import Database
 from atrium.db.models import TERMINAL_STATUSES, Artifact, Run, RunStatus
@@ -581,15 +581,11 @@ async def list_runs(
     `agent_id` may name a version (`agt_…@3` or `agt_…@v3`), as `agent_version` does."""
     if status is not None and status not in _STATUSES:
         raise InvalidParameter("status", f"status must be one of {', '.join(_STATUSES)}")
-    if agent_id is not None and SEPARATOR in agent_id:
-        agent_id, ref = split_reference(agent_id)
-        number = None if ref is None else read_ref(ref)
-        # A run records the version it executed, not the alias it was created through: an
-        # alias (or a version other than `agent_version`) matches no run. Not a 400: the
-        # document cannot say so, and a request valid by it is not refused.
-        if not isinstance(number, int) or agent_version not in (None, number):
+    if agent_id is not None:
+        wanted = version_filter(agent_id, agent_version)
+        if wanted is None:
             return RunPage([], None)
-        agent_version = number
+        agent_id, agent_version = wanted
     before = decode_cursor(cursor) if cursor else None
     if any(
         value is not None and not looks_like_id(value)
