@@ -1,7 +1,8 @@
 """An agent's versions and aliases in Chromium against a real server: the versions an edit
 makes, the diff between two, a restore (the form shows the restored config), an alias with a
 split (a name that is a version and a bad weight shown at their fields first), and its
-deletion; the Usage page of the agent shows its runs by version."""
+deletion; the Usage page of the agent shows its runs by version. The new-run and new-schedule
+forms pick a version or an alias of the chosen agent."""
 
 from __future__ import annotations
 
@@ -89,3 +90,67 @@ async def test_versions_diff_restore_and_aliases(page: Any, server: Server) -> N
     await page.goto("/dashboard/#/usage")
     await expect(page.get_by_role("heading", level=2, name="By agent")).to_be_visible()
     await expect(page.get_by_role("heading", level=2, name="By version")).to_have_count(0)
+
+
+async def _start_run_with(page: Any, agent: str, version: str) -> None:
+    """Start a run from the New run form with `version` (an option's label) of `agent`."""
+    await page.goto("/dashboard/#/runs")
+    await page.get_by_role("textbox", name="Prompt", exact=True).fill("hello")
+    picker = page.get_by_label("Version", exact=True)
+    await expect(picker).to_be_hidden()
+    await page.get_by_label("Agent", exact=True).select_option(label=agent)
+    await expect(picker).to_be_enabled()
+    await picker.select_option(label=version)
+    await page.get_by_role("button", name="Start run").click()
+    await page.wait_for_url("**/dashboard/#/runs/run_*")
+
+
+async def test_the_run_and_schedule_forms_pick_a_version_or_an_alias(
+    page: Any, server: Server
+) -> None:
+    key = server.new_key()
+    with api(server, key) as http:
+        created = http.post(
+            "/v1/agents", json={"name": "Pinned", "config": {"instructions": "Be brief."}}
+        )
+        agent_id = created.json()["agent_id"]
+        http.put(f"/v1/agents/{agent_id}", json={"config": {"instructions": "Be thorough."}})
+        http.put(f"/v1/agents/{agent_id}/aliases/prod", json={"version": 1})
+    await sign_in(page, key)
+
+    await page.get_by_label("Agent", exact=True).select_option(label="Pinned")
+    options = page.get_by_label("Version", exact=True).locator("option")
+    await expect(options).to_have_text(
+        ["Live version", "alias prod → v1", "Version 2", "Version 1"]
+    )
+    await page.get_by_label("Agent", exact=True).select_option(label="Default agent")
+    await expect(page.get_by_label("Version", exact=True)).to_be_hidden()
+
+    meta = page.locator("dl.meta")
+    for version, executed in [("Version 1", 1), ("alias prod → v1", 1), ("Live version", 2)]:
+        await _start_run_with(page, "Pinned", version)
+        await expect(meta).to_contain_text(f"Pinned · version {executed}")
+
+    # A schedule keeps the alias; an alias deleted after the form listed it is a 400 at Agent.
+    await page.goto("/dashboard/#/schedules")
+    await page.get_by_label("Prompt").fill("Write the morning report")
+    await page.get_by_label("Agent", exact=True).select_option(label="Pinned")
+    picker = page.get_by_label("Version", exact=True)
+    await picker.select_option(label="alias prod → v1")
+    with api(server, key) as http:
+        http.delete(f"/v1/agents/{agent_id}/aliases/prod")
+    await page.get_by_role("button", name="Create schedule").click()
+    agent = page.get_by_label("Agent", exact=True)
+    await expect(agent).to_have_attribute("aria-invalid", "true")
+    await expect(page.locator(".field-error").filter(has_text="no alias 'prod'")).to_be_visible()
+
+    with api(server, key) as http:
+        http.put(f"/v1/agents/{agent_id}/aliases/prod", json={"version": 1})
+    # Choosing the agent again reloads its versions and aliases.
+    await agent.select_option(label="Default agent")
+    await agent.select_option(label="Pinned")
+    await picker.select_option(label="alias prod → v1")
+    await page.get_by_role("button", name="Create schedule").click()
+    await expect(page.get_by_role("heading", level=1, name="Schedule sch_")).to_be_visible()
+    await expect(meta).to_contain_text(f"{agent_id}@prod")
+    await shot(page, "schedule-with-alias")

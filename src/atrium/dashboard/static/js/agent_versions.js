@@ -1,5 +1,6 @@
 // An agent's versions (every config it has had), the diff between two, restore, and its
-// aliases with their weighted splits: the lower half of #/agents/agt_…/edit.
+// aliases with their weighted splits: the lower half of #/agents/agt_…/edit. Also the Version
+// select of the forms that start a run (new run, new schedule).
 
 import { api } from "./api.js";
 import { field, formError, formErrorBox, h, replace, timeEl, toast } from "./dom.js";
@@ -152,4 +153,55 @@ export async function versionsPanel(agentId, { signal, onRestored }) {
   ]);
   await Promise.all([loadVersions(), loadAliases()]);
   return [versionsCard, aliasesCard];
+}
+
+function aliasLabel(alias) {
+  const split = alias.split ? `, ${Math.round(alias.split.weight * 100)}% v${alias.split.version}` : "";
+  return `alias ${alias.name} → v${alias.version}${split}`;
+}
+
+/**
+ * A "Version" field for a form's agent select: hidden until an agent is chosen, then "Live
+ * version", the agent's aliases and its versions, reloaded whenever the agent changes.
+ * `agentId()` is what the API takes as agent_id: the plain id, or `agt_…@3` / `agt_…@prod`.
+ */
+export function versionPicker(agentSelect, { signal }) {
+  const select = h("select", { name: "agent_version", disabled: true }, h("option", { value: "" }, "Live version"));
+  const wrapper = field("Version", select, null);
+  wrapper.hidden = true;
+  // Each change of agent starts a load; only the latest one fills the options.
+  let loads = 0;
+
+  async function load() {
+    const mine = ++loads;
+    const live = h("option", { value: "" }, "Live version");
+    replace(select, live);
+    select.disabled = true;
+    wrapper.hidden = !agentSelect.value;
+    if (!agentSelect.value) return;
+    const base = `${AGENTS}/${encodeURIComponent(agentSelect.value)}`;
+    let choices = [];
+    try {
+      const [versions, aliases] = await Promise.all([
+        api(`${base}/versions`, { query: { limit: 100 }, signal }),
+        api(`${base}/aliases`, { signal }),
+      ]);
+      choices = [
+        aliases.data.map((alias) => h("option", { value: alias.name }, aliasLabel(alias))),
+        versions.data.map((v) => h("option", { value: String(v.version) }, `Version ${v.version}`)),
+      ];
+    } catch (error) {
+      if (error.name === "AbortError") return;
+      // Only the live version is offered; a run started with it reports what is wrong.
+    }
+    if (mine !== loads) return;
+    replace(select, live, choices);
+    select.disabled = false;
+  }
+
+  agentSelect.addEventListener("change", () => { load(); });
+  return {
+    field: wrapper,
+    agentId: () => (agentSelect.value && select.value ? `${agentSelect.value}@${select.value}` : agentSelect.value),
+  };
 }

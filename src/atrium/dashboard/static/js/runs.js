@@ -9,6 +9,7 @@ import { actionPanel } from "./actions.js";
 import { followEvents } from "./sse.js";
 import { traceSection } from "./trace.js";
 import { attachments, inputSection } from "./files.js";
+import { versionPicker } from "./agent_versions.js";
 
 const RUNS = "/api/v1/public/agent/runs";
 const ACTIVE = new Set(["queued", "running", "requires_action"]);
@@ -55,6 +56,7 @@ export async function runsView({ main, query, signal }) {
   const agentSelect = h("select", { name: "agent_id" },
     h("option", { value: "" }, "Default agent"),
     agents.map((agent) => h("option", { value: agent.agent_id }, agent.name)));
+  const version = versionPicker(agentSelect, { signal });
   const createError = formErrorBox();
   const startButton = h("button", { type: "submit" }, "Start run");
   const attached = attachments();
@@ -63,7 +65,8 @@ export async function runsView({ main, query, signal }) {
     field("Prompt", prompt),
     attached.field,
     attached.list,
-    h("div", { class: "row" }, field("Agent", agentSelect), h("div", { class: "actions end" }, startButton)),
+    h("div", { class: "row" }, field("Agent", agentSelect, null, { errorSlot: true }), version.field,
+      h("div", { class: "actions end" }, startButton)),
     createError,
   ]);
   form.addEventListener("submit", async (event) => {
@@ -72,7 +75,7 @@ export async function runsView({ main, query, signal }) {
     formError(form, createError, null);
     try {
       const body = { prompt: prompt.value };
-      if (agentSelect.value) body.agent_id = agentSelect.value;
+      if (agentSelect.value) body.agent_id = version.agentId();
       const input = await attached.parts(signal);
       if (input) body.input = input;
       const run = await api(RUNS, { method: "POST", json: body });

@@ -7,6 +7,7 @@ import {
   errorBox, field, formError, formErrorBox, h, pageHeader, replace, statusBadge, timeEl, toast,
 } from "./dom.js";
 import { agentNames } from "./runs.js";
+import { versionPicker } from "./agent_versions.js";
 
 const SCHEDULES = "/v1/schedules";
 const OVERLAP = ["skip", "enqueue", "cancel_previous"];
@@ -52,6 +53,7 @@ export async function schedulesView({ main, signal }) {
   const agent = h("select", { name: "agent_id" },
     h("option", { value: "" }, "Default agent"),
     agents.map((each) => h("option", { value: each.agent_id }, each.name)));
+  const version = versionPicker(agent, { signal });
   const overlap = h("select", { name: "on_overlap" }, options(OVERLAP, "skip"));
   const missed = h("select", { name: "on_missed" }, options(MISSED, "run_once"));
   const cap = h("input", { name: "max_credits_per_day", type: "number", min: "0", step: "any", placeholder: "no cap" });
@@ -63,7 +65,8 @@ export async function schedulesView({ main, signal }) {
     h("div", { class: "row" }, [
       field("Cron", cron, "minute hour day month weekday", { errorSlot: true }),
       field("Time zone", timezone, "IANA, such as Europe/Berlin", { errorSlot: true }),
-      field("Agent", agent),
+      field("Agent", agent, null, { errorSlot: true }),
+      version.field,
     ]),
     h("div", { class: "row" }, [
       field("If the last run is still going", overlap),
@@ -82,7 +85,7 @@ export async function schedulesView({ main, signal }) {
         prompt: prompt.value, cron: cron.value, timezone: timezone.value.trim() || "UTC",
         on_overlap: overlap.value, on_missed: missed.value,
       };
-      if (agent.value) body.agent_id = agent.value;
+      if (agent.value) body.agent_id = version.agentId();
       if (cap.value) body.max_credits_per_day = Number(cap.value);
       const made = await api(SCHEDULES, { method: "POST", json: body });
       toast(`Schedule ${made.schedule_id} created`);
