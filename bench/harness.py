@@ -106,6 +106,13 @@ class Meter:
         return float(self.process.memory_info().rss) / 2**20
 
 
+def named_pids(name: str) -> list[int]:
+    """The top processes named `name` (a postmaster and its backends: the postmaster)."""
+    found = [p for p in psutil.process_iter(["name", "ppid"]) if p.info["name"] == name]
+    pids = {p.pid for p in found}
+    return [p.pid for p in found if p.info["ppid"] not in pids]
+
+
 def atrium_env(**variables: str) -> dict[str, str]:
     """This environment without its `ATRIUM_*` settings, plus `variables`."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("ATRIUM_")}

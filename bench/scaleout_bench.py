@@ -38,6 +38,7 @@ from harness import (
     calibration_ms,
     free_port,
     migrate_and_key,
+    named_pids,
     postgres_admin,
     stamp,
 )
@@ -206,13 +207,6 @@ class CpuGroups:
         self.made.clear()
 
 
-def _named_pids(name: str) -> list[int]:
-    """The top processes named `name` (a postmaster and its backends: the postmaster)."""
-    found = [p for p in psutil.process_iter(["name", "ppid"]) if p.info["name"] == name]
-    pids = {p.pid for p in found}
-    return [p.pid for p in found if p.info["ppid"] not in pids]
-
-
 async def _requests(urls: list[str], key: str, count: int) -> float:
     """Requests/s of `count` GET /runs (limit 20) round-robin over the API processes, 64 at
     a time: the API processes' request throughput, a cheap authenticated read."""
@@ -255,7 +249,7 @@ def capped(args: argparse.Namespace) -> None:
     why = CpuGroups.unavailable()
     if why:
         raise SystemExit(f"--capped cannot run: {why}")
-    postgres, redis = _named_pids("postgres"), _named_pids("redis-server")
+    postgres, redis = named_pids("postgres"), named_pids("redis-server")
     print(f"shared parts measured: postgres pids {postgres}, redis-server pids {redis}")
     burst_args = argparse.Namespace(
         runs=args.runs,
