@@ -13,14 +13,20 @@ from tests.dashboard.conftest import Server, shot
 from tests.dashboard.test_e2e import api, expect, sign_in
 
 
-async def test_versions_diff_restore_and_aliases(page: Any, server: Server) -> None:
-    key = server.new_key()
+def _agent_edited_once(server: Server, key: str, name: str) -> str:
+    """An agent made through the API and edited once: versions 1 (brief) and 2 (thorough)."""
     with api(server, key) as http:
         created = http.post(
-            "/v1/agents", json={"name": "Versioned", "config": {"instructions": "Be brief."}}
+            "/v1/agents", json={"name": name, "config": {"instructions": "Be brief."}}
         )
-        agent_id = created.json()["agent_id"]
+        agent_id: str = created.json()["agent_id"]
         http.put(f"/v1/agents/{agent_id}", json={"config": {"instructions": "Be thorough."}})
+    return agent_id
+
+
+async def test_versions_diff_restore_and_aliases(page: Any, server: Server) -> None:
+    key = server.new_key()
+    agent_id = _agent_edited_once(server, key, "Versioned")
     await sign_in(page, key)
     await page.goto(f"/dashboard/#/agents/{agent_id}/edit")
     await expect(page.get_by_role("heading", level=1, name="Edit agent")).to_be_visible()
@@ -109,12 +115,8 @@ async def test_the_run_and_schedule_forms_pick_a_version_or_an_alias(
     page: Any, server: Server
 ) -> None:
     key = server.new_key()
+    agent_id = _agent_edited_once(server, key, "Pinned")
     with api(server, key) as http:
-        created = http.post(
-            "/v1/agents", json={"name": "Pinned", "config": {"instructions": "Be brief."}}
-        )
-        agent_id = created.json()["agent_id"]
-        http.put(f"/v1/agents/{agent_id}", json={"config": {"instructions": "Be thorough."}})
         http.put(f"/v1/agents/{agent_id}/aliases/prod", json={"version": 1})
     await sign_in(page, key)
 

@@ -75,13 +75,21 @@ async def test_a_version_number_or_an_alias_runs_that_config(
     assert again.json()["agent_version"] == 1
 
 
-async def test_the_runs_list_takes_a_version_as_agent_id(
+async def _a_run_of_each_version(
     client: httpx.AsyncClient, auth: dict[str, str]
-) -> None:
+) -> tuple[str, dict, dict]:
+    """An agent edited once, a run of its version 1 (by `@1`) and one of the live version 2."""
     agent_id = await new_agent(client, auth)
     await edit(client, auth, agent_id, instructions="v2")
     first = await _run(client, auth, f"{agent_id}@1")
     second = await _run(client, auth, agent_id)
+    return agent_id, first, second
+
+
+async def test_the_runs_list_takes_a_version_as_agent_id(
+    client: httpx.AsyncClient, auth: dict[str, str]
+) -> None:
+    agent_id, first, second = await _a_run_of_each_version(client, auth)
 
     async def listed(**params: object) -> httpx.Response:
         return await client.get(RUNS, params=params, headers=auth)
@@ -109,10 +117,7 @@ async def test_the_runs_list_takes_a_version_as_agent_id(
 async def test_the_threads_list_takes_a_version_as_agent_id(
     client: httpx.AsyncClient, auth: dict[str, str]
 ) -> None:
-    agent_id = await new_agent(client, auth)
-    await edit(client, auth, agent_id, instructions="v2")
-    first = await _run(client, auth, f"{agent_id}@1")
-    second = await _run(client, auth, agent_id)
+    agent_id, first, second = await _a_run_of_each_version(client, auth)
     assert first["thread_id"] != second["thread_id"]
     await client.put(f"{AGENTS}/{agent_id}/aliases/prod", json={"version": 1}, headers=auth)
 

@@ -28,5 +28,7 @@ class StoredFile(Base):
     size_bytes: Mapped[int] = mapped_column(BigInteger)
     sha256: Mapped[str] = mapped_column(String(64))
     storage: Mapped[str] = mapped_column(String(16))
+    # STORAGE EXTERNAL on PostgreSQL (migration 0025): uncompressed, so that a run reading a
+    # range of the file (`files/reading.py`) makes the server read only that range.
     content: Mapped[bytes | None] = mapped_column(LargeBinary, default=None, deferred=True)
     created_at: Mapped[datetime] = mapped_column(default=utcnow)

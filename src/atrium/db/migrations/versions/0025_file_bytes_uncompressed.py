@@ -5,8 +5,8 @@ Revises: 0024
 Create Date: 2026-11-29
 
 `files.content` gets `STORAGE EXTERNAL` on PostgreSQL (docs/decisions/0057-files-as-input.md):
-a compressed bytea is decompressed from its start for every `substring` of it, so reading a
-file a range at a time cost time quadratic in its size; uncompressed, each range reads its own
+a compressed bytea is decompressed from its start for every `substring` of it, which makes
+reading a file a range at a time quadratic in its size; uncompressed, each range reads its own
 TOAST chunks. The file then takes its own size in the database, as on disk or in S3. Values
 stored before keep their compression until rewritten. SQLite has no such setting.
 """
