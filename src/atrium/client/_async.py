@@ -28,6 +28,7 @@ from atrium.client._core import (
     RetryableStatus,
     StreamEnded,
     api_error,
+    connection_retry_delay,
     rate_limit_delay,
 )
 from atrium.client._hooks import acall_hook, acall_user, amap_bounded
@@ -105,7 +106,12 @@ class AsyncClient:
     `$ATRIUM_API_KEY`. With `rate_limit_retries=N`, a 429 is retried up to N times after the
     server's `Retry-After` (when that is at most `max_retry_wait` seconds). Event streams
     reconnect up to `stream_reconnects` times in a row, resuming with `Last-Event-ID`; a stream
-    silent for `stream_read_timeout` seconds (heartbeats included) counts as dropped.
+    silent for `stream_read_timeout` seconds (heartbeats included) counts as dropped. A request
+    whose connection failed (refused, reset, or closed by the server before it answered) is sent
+    again up to `connection_retries` times, after 0.25 s, 0.5 s, ... (with jitter), when that is
+    safe: a GET, HEAD, PUT, DELETE or OPTIONS, or a request with an Idempotency-Key, which
+    `runs.create` and `runs.submit_actions` draw when not given one; any other POST is not
+    repeated, since the server may have processed it. A timeout is not retried.
     """
 
     def __init__(
@@ -118,6 +124,7 @@ class AsyncClient:
         max_retry_wait: float = 60.0,
         stream_reconnects: int = 10,
         stream_read_timeout: float = 60.0,
+        connection_retries: int = 2,
         transport: httpx.AsyncBaseTransport | None = None,
     ) -> None:
         self.options = Options.resolve(
@@ -128,6 +135,7 @@ class AsyncClient:
             max_retry_wait=max_retry_wait,
             stream_reconnects=stream_reconnects,
             stream_read_timeout=stream_read_timeout,
+            connection_retries=connection_retries,
         )
         self._http = httpx.AsyncClient(
             base_url=self.options.base_url,
@@ -169,38 +177,60 @@ class AsyncClient:
 
     # --- plumbing ---------------------------------------------------------------------------------
     async def send(self, call: Call[T]) -> T:
-        """Send one operation; raise its `APIError`; retry 429s when enabled."""
-        attempt = 0
+        """Send one operation; raise its `APIError`; retry 429s when enabled, and a failed
+        connection when the request is safe to repeat."""
+        attempt = failures = 0
         while True:
             try:
                 response = await self._http.request(call.method, call.path, **call.request_kwargs())
             except httpx.TransportError as exc:
-                raise APIConnectionError(f"{call.method} {call.path}: {exc!r}") from exc
-            if response.is_success:
-                return call.parse(response)
-            delay = rate_limit_delay(response, attempt, self.options)
-            if delay is None:
-                raise api_error(response)
-            attempt += 1
+                delay = connection_retry_delay(
+                    exc,
+                    method=call.method,
+                    headers=call.headers,
+                    failures=failures,
+                    options=self.options,
+                )
+                if delay is None:
+                    raise _connection_error(call.method, call.path, exc, failures) from exc
+                failures += 1
+            else:
+                if response.is_success:
+                    return call.parse(response)
+                delay = rate_limit_delay(response, attempt, self.options)
+                if delay is None:
+                    raise api_error(response)
+                attempt += 1
             await asyncio.sleep(delay)
 
     @asynccontextmanager
     async def _open(self, path: str, headers: dict[str, str]) -> AsyncIterator[httpx.Response]:
-        """A streamed GET with the same error and 429 handling as `send`."""
-        attempt = 0
+        """A streamed GET with the same error, 429 and connection retry handling as `send`; once
+        the response is handed over, a connection lost while it is read raises at once."""
+        attempt = failures = 0
+        opened = False
         while True:
             try:
                 async with self._http.stream("GET", path, headers=headers) as response:
                     if response.is_success:
+                        opened = True
                         yield response
                         return
                     await response.aread()
             except httpx.TransportError as exc:
-                raise APIConnectionError(f"GET {path}: {exc!r}") from exc
-            delay = rate_limit_delay(response, attempt, self.options)
-            if delay is None:
-                raise api_error(response)
-            attempt += 1
+                delay = None
+                if not opened:
+                    delay = connection_retry_delay(
+                        exc, method="GET", headers=headers, failures=failures, options=self.options
+                    )
+                if delay is None:
+                    raise _connection_error("GET", path, exc, failures) from exc
+                failures += 1
+            else:
+                delay = rate_limit_delay(response, attempt, self.options)
+                if delay is None:
+                    raise api_error(response)
+                attempt += 1
             await asyncio.sleep(delay)
 
     async def _events(
@@ -252,6 +282,13 @@ class AsyncClient:
             if on_reconnect is not None:
                 on_reconnect(state.last_id, error)
             await asyncio.sleep(delay)
+
+
+def _connection_error(
+    method: str, path: str, error: httpx.TransportError, retries: int
+) -> APIConnectionError:
+    tried = f" (sent {retries + 1} times)" if retries else ""
+    return APIConnectionError(f"{method} {path}: {error!r}{tried}")
 
 
 class _CursorPage(Protocol):

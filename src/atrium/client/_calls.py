@@ -11,7 +11,16 @@ from typing import IO, Any, Generic, Literal, TypedDict, TypeVar, Unpack
 import httpx
 from pydantic import BaseModel
 
-from atrium.client._core import AGENTS_PREFIX, DOMAINS_PREFIX, RUNS_PREFIX, Call, compact, form
+from atrium.client._core import (
+    AGENTS_PREFIX,
+    DOMAINS_PREFIX,
+    IDEMPOTENCY_HEADER,
+    RUNS_PREFIX,
+    Call,
+    compact,
+    form,
+    generated_idempotency_key,
+)
 from atrium.client._core import model as parse_model
 from atrium.client._core import model_list as parse_list
 from atrium.client.records import (
@@ -239,7 +248,7 @@ def create_run(
         config=dict(config) if config is not None else None,
         if_busy=if_busy,
     )
-    headers = {"Idempotency-Key": idempotency_key} if idempotency_key else {}
+    headers = {IDEMPOTENCY_HEADER: idempotency_key or generated_idempotency_key()}
     return Call("POST", RUNS_PREFIX, parse_model(Run), json=body, headers=headers)
 
 
@@ -263,7 +272,7 @@ def submit_actions(
             for call_id, approve in (approvals or {}).items()
         ],
     }
-    headers = {"Idempotency-Key": idempotency_key} if idempotency_key else {}
+    headers = {IDEMPOTENCY_HEADER: idempotency_key or generated_idempotency_key()}
     return Call(
         "POST", f"{RUNS_PREFIX}/{run_id}/actions", parse_model(Run), json=body, headers=headers
     )

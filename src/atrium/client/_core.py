@@ -1,12 +1,15 @@
 """What the sync and async clients share: configuration, requests as data, response parsing,
-error mapping, the 429 retry policy and the bookkeeping that resumes an event stream."""
+error mapping, the 429 and dropped-connection retry policies and the bookkeeping that resumes an
+event stream."""
 
 from __future__ import annotations
 
 import hashlib
 import json
 import os
+import random
 import re
+import uuid
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime
@@ -44,6 +47,14 @@ RUNS_PREFIX = "/api/v1/public/agent/runs"
 AGENTS_PREFIX = "/v1"
 # Statuses after which re-opening an event stream is worth it.
 RETRYABLE_STREAM_STATUSES = frozenset({429, 502, 503, 504})
+# Methods whose request the server may have processed already and can take again with the same
+# outcome (RFC 9110, 9.2.2); any other request is repeated only with an Idempotency-Key.
+IDEMPOTENT_METHODS = frozenset({"GET", "HEAD", "PUT", "DELETE", "OPTIONS"})
+IDEMPOTENCY_HEADER = "Idempotency-Key"
+# Transport errors that a second connection can get past: a pooled keep-alive connection the
+# server closed as it was reused (uvicorn closes idle ones after 5 s), a refused or reset
+# connection. A timeout is not among them: `timeout` bounds the caller's wait.
+RETRYABLE_TRANSPORT_ERRORS = (httpx.NetworkError, httpx.RemoteProtocolError)
 
 
 def no_api_key(argument: str) -> ConfigurationError:
@@ -66,6 +77,7 @@ class Options:
     max_retry_wait: float
     stream_reconnects: int
     stream_read_timeout: float
+    connection_retries: int
 
     @classmethod
     def resolve(
@@ -78,6 +90,7 @@ class Options:
         max_retry_wait: float,
         stream_reconnects: int,
         stream_read_timeout: float,
+        connection_retries: int,
     ) -> Options:
         # The client is a separate program from the server: like most API clients it falls back
         # to its own environment variables when not given explicit values.
@@ -92,7 +105,7 @@ class Options:
                 f"the API key holds spaces or line breaks: set {API_KEY_ENV} to the key alone "
                 "(atr_…)"
             )
-        if rate_limit_retries < 0 or stream_reconnects < 0:
+        if rate_limit_retries < 0 or stream_reconnects < 0 or connection_retries < 0:
             raise ConfigurationError("retry and reconnect counts must be >= 0")
         return cls(
             base_url=url.rstrip("/"),
@@ -102,6 +115,7 @@ class Options:
             max_retry_wait=max_retry_wait,
             stream_reconnects=stream_reconnects,
             stream_read_timeout=stream_read_timeout,
+            connection_retries=connection_retries,
         )
 
     def headers(self) -> dict[str, str]:
@@ -262,6 +276,41 @@ def rate_limit_delay(response: httpx.Response, attempt: int, options: Options) -
         reset = reset_time(response)
         delay = max(0.0, (reset - datetime.now(UTC)).total_seconds()) if reset else 1.0
     return delay if delay <= options.max_retry_wait else None
+
+
+def repeatable(method: str, headers: Mapping[str, str]) -> bool:
+    """Whether sending the request again cannot do twice what it asks, even if the server
+    processed the first one."""
+    return method.upper() in IDEMPOTENT_METHODS or any(
+        name.lower() == IDEMPOTENCY_HEADER.lower() for name in headers
+    )
+
+
+def connection_retry_delay(
+    error: httpx.TransportError,
+    *,
+    method: str,
+    headers: Mapping[str, str],
+    failures: int,
+    options: Options,
+) -> float | None:
+    """Seconds to sleep before sending a request again after it failed with `error` (the
+    `failures`-th time in a row, from 0), or None to give up and raise: the budget is spent, the
+    error is one a new connection does not cure, or the request is not safe to repeat."""
+    if failures >= options.connection_retries:
+        return None
+    if not isinstance(error, RETRYABLE_TRANSPORT_ERRORS) or not repeatable(method, headers):
+        return None
+    # 0.25 s, 0.5 s, 1 s, ... capped at 4 s; the jitter spreads clients that lost their
+    # connections at once (a server restart) over the interval instead of returning together.
+    return min(0.25 * 2.0**failures, 4.0) * random.uniform(0.5, 1.0)
+
+
+def generated_idempotency_key() -> str:
+    """An Idempotency-Key for a call whose caller gave none: drawn once per call and sent with
+    each of its attempts, so a retry after a dropped connection returns what the first attempt
+    made instead of making it again."""
+    return f"atrium-client-{uuid.uuid4().hex}"
 
 
 # --- artifacts ------------------------------------------------------------------------------------
