@@ -23,6 +23,9 @@ pytestmark = pytest.mark.usefixtures("chromium_path")
 def expect(locator: Any) -> Any:
     from playwright.async_api import expect as playwright_expect
 
+    # As long as the browser context's own default (conftest `page`): on a loaded 2-core machine
+    # a page takes longer than Playwright's 5 s (Swagger UI rendering the whole API document).
+    playwright_expect.set_options(timeout=15_000)
     return playwright_expect(locator)
 
 

@@ -40,15 +40,18 @@ def clock_path(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @pytest.fixture
-def settings_overrides(clock_path: Path) -> dict[str, object]:
-    return {"schedule_clock_file": str(clock_path), "schedule_poll_seconds": 3600.0}
-
-
-@pytest.fixture
 def clock(clock_path: Path) -> Clock:
     made = Clock(clock_path)
     made.set("2026-01-05T08:00:00+00:00")
     return made
+
+
+@pytest.fixture
+def settings_overrides(clock: Clock) -> dict[str, object]:
+    """Asks for `clock`, so the clock is back at its start before the app is made: a new app's
+    firing loop looks once as it starts, and a look that read the previous test's later time
+    but queried after this test made its schedules fired them up to that time."""
+    return {"schedule_clock_file": str(clock.path), "schedule_poll_seconds": 3600.0}
 
 
 Tick = Callable[..., Awaitable[int]]

@@ -17,6 +17,7 @@ from pydantic_ai.models.function import AgentInfo, DeltaToolCalls, FunctionModel
 from atrium.runtime.compaction import SUMMARY_MARKER, estimate_tokens
 from atrium.runtime.llm_models import ModelRegistry
 from atrium.runtime.offline import offline_model
+from tests.conftest import KeyFactory, bearer
 from tests.run_fixtures import AgentFactory
 from tests.runs.helpers import RUNS, create_run, wait_finished
 from tests.threads.helpers import THREADS, all_messages, create_thread
@@ -55,6 +56,13 @@ class Recorder:
 
     def model(self) -> FunctionModel:
         return FunctionModel(self.respond, stream_function=self.stream, model_name="recorder")
+
+
+@pytest.fixture
+async def auth(make_key: KeyFactory) -> dict[str, str]:
+    """A premium key: 200 runs, the polling for the last of them and a read of each pass the
+    standard tier's 1,000 requests an hour when the runs take a slow machine 15 s or more."""
+    return bearer((await make_key(tier="premium")).key)
 
 
 @pytest.fixture
