@@ -118,28 +118,24 @@ async def test_a_get_is_sent_again_after_a_dropped_connection(
     assert proxy.connections == 2
 
 
-async def test_a_run_created_without_a_key_survives_a_dropped_connection(
-    open_proxy: OpenProxy, api_key: str
+@pytest.mark.parametrize(
+    "lost",
+    [
+        pytest.param({"drops": 1}, id="request-dropped"),
+        # The server created the run; the retry carries the same drawn key and gets that run.
+        pytest.param({"swallows": 1}, id="answer-lost"),
+    ],
+)
+async def test_a_run_created_without_a_key_is_made_once_through_a_lost_connection(
+    open_proxy: OpenProxy, api_key: str, lost: dict[str, int]
 ) -> None:
-    proxy = await open_proxy(drops=1)
+    proxy = await open_proxy(**lost)
     async with AsyncClient(proxy.url, api_key) as client:
-        run = await client.runs.create("Once, through a dropped connection")
+        run = await client.runs.create("Once, through a lost connection")
         runs = (await client.runs.list()).data
     assert [listed.run_id for listed in runs] == [run.run_id]
     assert proxy.connections == 2
     assert b"idempotency-key: atrium-client-" in proxy.requests[0].lower()
-
-
-async def test_a_run_whose_answer_was_lost_is_returned_not_made_twice(
-    open_proxy: OpenProxy, api_key: str
-) -> None:
-    """The server created the run; the retry carries the same drawn key and gets that run."""
-    proxy = await open_proxy(swallows=1)
-    async with AsyncClient(proxy.url, api_key) as client:
-        run = await client.runs.create("Once, although the answer was lost")
-        runs = (await client.runs.list()).data
-    assert [listed.run_id for listed in runs] == [run.run_id]
-    assert proxy.connections == 2
 
 
 async def test_a_post_without_a_key_is_not_sent_again(
